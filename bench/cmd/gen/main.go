@@ -1,0 +1,34 @@
+// Command gen writes a synthetic URL CSV of realistic rows to standard output.
+//
+//	go run ./bench/cmd/gen -rows 1000000 > urls.csv
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/sitemapgen/sitemapgen/bench"
+)
+
+func main() {
+	rows := flag.Int("rows", 1000, "data rows to write")
+	seed := flag.Uint64("seed", 1, "random seed: the same seed gives the same file")
+	base := flag.String("base", "https://www.example.com/", "URL folder the rows fall under")
+	bad := flag.Float64("bad", 0, "share of deliberately bad rows, 0..1")
+	flag.Parse()
+	g := bench.NewGenerator(*seed, *base)
+	g.Bad = *bad
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	w.WriteString(bench.CSVHeader)
+	var buf []byte
+	for range *rows {
+		buf = g.AppendCSV(buf[:0])
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}

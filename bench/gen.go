@@ -1,0 +1,187 @@
+// Package bench generates realistic synthetic inputs and holds the
+// end-to-end benchmarks of sitemapgen.
+package bench
+
+import (
+	"math/rand/v2"
+	"strconv"
+)
+
+// Generator writes realistic URL rows: lengths from 30 to 300 bytes around a
+// mean of about 90, varied path depths, query strings with '&', about 2%
+// non-ASCII paths, some quotes and apostrophes, lastmods mixing dates and
+// datetimes with zones, changefreq and priority. The same seed gives the same rows.
+type Generator struct {
+	rng  *rand.Rand
+	base string // scheme://host/folder/
+	// Bad is the share of rows (0..1) that are deliberately wrong: out of
+	// scope, not a URL, bad optional fields. Zero for benchmarks.
+	Bad float64
+}
+
+// NewGenerator returns a Generator of URLs under base (which ends in '/').
+func NewGenerator(seed uint64, base string) *Generator {
+	return &Generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), base: base}
+}
+
+// CSVHeader is the header row AppendCSV's rows go under.
+const CSVHeader = "loc,lastmod,changefreq,priority\n"
+
+var (
+	words = []string{"products", "catalog", "shoes", "men", "women", "kids", "sale", "new", "blue", "red",
+		"running", "trail", "leather", "summer", "winter", "jackets", "outdoor", "home", "garden", "kitchen",
+		"article", "news", "2024", "guide", "how-to", "reviews", "best", "cheap", "premium", "size-42"}
+	unicodeWords = []string{"über", "café", "niño", "straße", "日本語", "ümlaut", "crème-brûlée", "москва"}
+	odd          = []string{"it's", `the "best"`, "a&b", "100%", "x<y>z", "c++", "a b"}
+	freqs        = []string{"always", "hourly", "daily", "weekly", "monthly", "yearly", "never", "Daily", "WEEKLY"}
+	zones        = []string{"Z", "+02:00", "-05:00", "+05:30", ""}
+)
+
+func (g *Generator) pick(s []string) string { return s[g.rng.IntN(len(s))] }
+
+// AppendURL appends one URL.
+func (g *Generator) AppendURL(dst []byte) []byte {
+	dst = append(dst, g.base...)
+	depth := 1 + g.rng.IntN(4)
+	if g.rng.IntN(10) == 0 {
+		depth += 4 + g.rng.IntN(8) // the long tail of deep URLs
+	}
+	for i := range depth {
+		if i > 0 {
+			dst = append(dst, '/')
+		}
+		switch r := g.rng.IntN(100); {
+		case r < 2:
+			dst = append(dst, g.pick(unicodeWords)...)
+		case r < 3:
+			dst = append(dst, g.pick(odd)...)
+		default:
+			dst = append(dst, g.pick(words)...)
+			if g.rng.IntN(3) == 0 {
+				dst = append(dst, '-')
+				dst = strconv.AppendInt(dst, int64(g.rng.IntN(100000)), 10)
+			}
+		}
+	}
+	if g.rng.IntN(4) == 0 {
+		dst = append(dst, "?id="...)
+		dst = strconv.AppendInt(dst, int64(g.rng.IntN(1000000)), 10)
+		for range g.rng.IntN(3) {
+			dst = append(dst, '&')
+			dst = append(dst, g.pick(words)...)
+			dst = append(dst, '=')
+			dst = append(dst, g.pick(words)...)
+		}
+	} else if g.rng.IntN(3) == 0 {
+		dst = append(dst, ".html"...)
+	}
+	return dst
+}
+
+// AppendLastmod appends a lastmod in one of the forms exports carry.
+func (g *Generator) AppendLastmod(dst []byte) []byte {
+	y, m, d := 2015+g.rng.IntN(11), 1+g.rng.IntN(12), 1+g.rng.IntN(28)
+	dst = strconv.AppendInt(dst, int64(y), 10)
+	dst = append(dst, '-')
+	dst = pad2(dst, m)
+	dst = append(dst, '-')
+	dst = pad2(dst, d)
+	switch g.rng.IntN(4) {
+	case 0: // date only
+	case 1: // SQL form, read in --lastmod-tz
+		dst = append(dst, ' ')
+		dst = clock(dst, g)
+	default:
+		dst = append(dst, 'T')
+		dst = clock(dst, g)
+		dst = append(dst, g.pick(zones)...)
+	}
+	return dst
+}
+
+func clock(dst []byte, g *Generator) []byte {
+	dst = pad2(dst, g.rng.IntN(24))
+	dst = append(dst, ':')
+	dst = pad2(dst, g.rng.IntN(60))
+	dst = append(dst, ':')
+	return pad2(dst, g.rng.IntN(60))
+}
+
+func pad2(dst []byte, n int) []byte {
+	if n < 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, int64(n), 10)
+}
+
+// AppendCSV appends one CSV row (loc,lastmod,changefreq,priority) with a
+// newline, quoting the loc when it needs it.
+func (g *Generator) AppendCSV(dst []byte) []byte {
+	bad := g.Bad > 0 && g.rng.Float64() < g.Bad
+	kind := -1
+	if bad {
+		kind = g.rng.IntN(8)
+	}
+	start := len(dst)
+	switch kind {
+	case 0:
+		dst = append(dst, "https://elsewhere.example.org/page"...)
+	case 1:
+		dst = append(dst, "mailto:someone@example.com"...)
+	case 2:
+		dst = append(dst, "/relative/path/"...)
+		dst = strconv.AppendInt(dst, int64(g.rng.IntN(1000)), 10)
+	case 3:
+		dst = g.AppendURL(dst)
+		dst = append(dst, "\x01tab"...)
+	default:
+		dst = g.AppendURL(dst)
+	}
+	dst = quoteCSV(dst, start)
+	dst = append(dst, ',')
+	switch {
+	case kind == 4:
+		dst = append(dst, "2024-02-30"...)
+	case kind == 5:
+		dst = append(dst, "2024-06"...)
+	case g.rng.IntN(5) > 0:
+		dst = g.AppendLastmod(dst)
+	}
+	dst = append(dst, ',')
+	if kind == 6 {
+		dst = append(dst, "sometimes"...)
+	} else if g.rng.IntN(3) > 0 {
+		dst = append(dst, g.pick(freqs)...)
+	}
+	dst = append(dst, ',')
+	if kind == 7 {
+		dst = append(dst, "1.5"...)
+	} else if g.rng.IntN(3) > 0 {
+		dst = append(dst, '0', '.')
+		dst = strconv.AppendInt(dst, int64(g.rng.IntN(10)), 10)
+	}
+	return append(dst, '\n')
+}
+
+// quoteCSV quotes dst[start:] in place when it holds a comma or a quote.
+func quoteCSV(dst []byte, start int) []byte {
+	need := false
+	for _, c := range dst[start:] {
+		if c == ',' || c == '"' || c == '\n' || c == '\r' {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return dst
+	}
+	field := append([]byte(nil), dst[start:]...)
+	dst = append(dst[:start], '"')
+	for _, c := range field {
+		if c == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, '"')
+}

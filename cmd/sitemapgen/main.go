@@ -1,0 +1,95 @@
+// Command sitemapgen turns URL lists (CSV or plain text, plain or gzipped)
+// into XML sitemaps: gzip shards cut exactly at the protocol limits, nested
+// sitemap indexes and robots.txt lines, published atomically.
+//
+// Usage:
+//
+//	sitemapgen generate [flags] INPUT...
+//
+// Run "sitemapgen help generate" for the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	_ "time/tzdata" // --lastmod-tz must work on hosts without a zoneinfo database
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; else the module version.
+var version = ""
+
+// Exit codes of the contract.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills the process at once
+	}()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `sitemapgen turns URL lists into XML sitemaps.
+
+Usage:
+  sitemapgen generate [flags] INPUT...   write a sitemap set (see: sitemapgen help generate)
+  sitemapgen help [generate]             show help
+  sitemapgen version                     print the version
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "generate":
+		return generate(ctx, args[1:], stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] == "generate" {
+			return generate(ctx, []string{"--help"}, stdin, stdout, stdout)
+		}
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "sitemapgen", versionString())
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "sitemapgen: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// usageError marks errors that exit with exitUsage.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline"
+)
+
+const base = "https://www.example.com/"
+
+// sitemapgen runs the command in-process and returns its exit code and output.
+func sitemapgen(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readReport(t *testing.T, path string) pipeline.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r pipeline.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+	return r
+}
+
+// TestGenerateSample runs the README's first command on the bundled sample
+// and checks the whole set: schema validity, accounting, rejects, robots lines.
+func TestGenerateSample(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	report, rejects := filepath.Join(dir, "report.json"), filepath.Join(dir, "rejects.csv")
+	code, stdout, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out,
+		"--report", report, "--rejects", rejects, "--max-urls", "1000", "../../testdata/sample.csv")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	xmltest.ValidateDir(t, out)
+	set := xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
+	rep := readReport(t, report)
+
+	if rep.Rows != 3000 {
+		t.Errorf("rows = %d, want 3000 (the sample's data rows)", rep.Rows)
+	}
+	if rep.Rows != rep.URLs+rep.Rejected.Total || rep.Rejected.Total == 0 {
+		t.Errorf("rows %d != urls %d + rejected %d (the sample has bad rows)", rep.Rows, rep.URLs, rep.Rejected.Total)
+	}
+	var urls int
+	for _, s := range set.Shards {
+		urls += len(s.URLs)
+	}
+	if int64(urls) != rep.URLs || rep.Shards != len(set.Shards) || rep.Shards != 3 {
+		t.Errorf("set has %d URLs in %d shards; report says %d in %d; want 3 shards at --max-urls 1000",
+			urls, len(set.Shards), rep.URLs, rep.Shards)
+	}
+	if rep.GzipLevel != 6 || rep.BytesCompressed == 0 || rep.BytesUncompressed <= rep.BytesCompressed {
+		t.Errorf("report sizes/level wrong: %+v", rep)
+	}
+	want := "Sitemap: " + base + "sitemap.xml"
+	if len(set.Robots) != 1 || set.Robots[0] != want || strings.TrimSpace(stdout) != want {
+		t.Errorf("robots lines %q, stdout %q; want %q", set.Robots, stdout, want)
+	}
+
+	f, err := os.Open(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(recs[0], ",") != "source,row,reason,value" || int64(len(recs)-1) != rep.Rejected.Total {
+		t.Fatalf("rejects: header %q, %d rows; report says %d", recs[0], len(recs)-1, rep.Rejected.Total)
+	}
+	byReason := map[string]int64{}
+	for _, r := range recs[1:] {
+		byReason[r[2]]++
+		if r[0] != "../../testdata/sample.csv" || r[1] == "" {
+			t.Errorf("reject without source or row: %q", r)
+		}
+	}
+	for reason, n := range rep.Rejected.ByReason {
+		if byReason[reason] != n {
+			t.Errorf("reason %s: %d in rejects file, %d in report", reason, byReason[reason], n)
+		}
+	}
+	if rep.Warnings.Total == 0 {
+		t.Errorf("the sample has bad optional fields but the report has no warnings")
+	}
+}
+
+// TestDeterministic: the same input and flags give byte-identical files,
+// whatever the number of workers.
+func TestDeterministic(t *testing.T) {
+	var sets [3]map[string][]byte
+	for i, workers := range []string{"1", "2", "7"} {
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out,
+			"--max-bytes", "20000", "--index-fanout", "3", "--workers", workers, "../../testdata/sample.csv")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		sets[i] = map[string][]byte{}
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			sets[i][e.Name()], _ = os.ReadFile(filepath.Join(out, e.Name()))
+		}
+	}
+	if len(sets[0]) < 10 {
+		t.Fatalf("only %d files; the test wants a nested set", len(sets[0]))
+	}
+	for i := 1; i < len(sets); i++ {
+		if len(sets[i]) != len(sets[0]) {
+			t.Fatalf("run %d wrote %d files, run 0 wrote %d", i, len(sets[i]), len(sets[0]))
+		}
+		for name, data := range sets[0] {
+			if !bytes.Equal(sets[i][name], data) {
+				t.Errorf("run %d: %s differs", i, name)
+			}
+		}
+	}
+}
+
+// TestBadInput: every kind of bad input gets a clear message and the
+// contract's exit code; nothing is published on failure.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.csv", "loc\n"+base+"a\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  []string // all must appear on stderr
+	}{
+		{"missing file", []string{filepath.Join(dir, "nope.csv")}, 1, []string{"nope.csv", "no such file"}},
+		{"empty file", []string{write("empty.csv", "")}, 1, []string{"empty.csv", "no data rows"}},
+		{"header only", []string{write("header.csv", "loc,lastmod\n")}, 1, []string{"header.csv", "no data rows"}},
+		{"no loc column", []string{write("noloc.csv", "url,lastmod\n"+base+"a,2024-01-01\n")}, 1, []string{"noloc.csv", "loc", "--loc-column"}},
+		{"broken quote", []string{write("quote.csv", "loc\n"+base+"a\n\""+base+"b\n"+base+"c\n")}, 1, []string{"quote.csv:3"}},
+		{"bare quote", []string{write("bare.csv", "loc\n"+base+"a\"b\n")}, 1, []string{"bare.csv:2"}},
+		{"all rejected", []string{write("bad.csv", "loc\nhttps://other.example/a\n")}, 1, []string{"no URLs to publish"}},
+		{"no public url", []string{"--public-url", "", good}, 2, []string{"--public-url"}},
+		{"bad public url", []string{"--public-url", "ftp://x/", good}, 2, []string{"--public-url"}},
+		{"no input", []string{}, 2, []string{"no INPUT"}},
+		{"unknown flag", []string{"--frobnicate", good}, 2, []string{"frobnicate"}},
+		{"max urls", []string{"--max-urls", "50001", good}, 2, []string{"50000"}},
+		{"max bytes", []string{"--max-bytes", "100", good}, 2, []string{"max bytes"}},
+		{"fanout", []string{"--index-fanout", "0", good}, 2, []string{"fanout"}},
+		{"tz", []string{"--lastmod-tz", "Mars/Olympus", good}, 2, []string{"--lastmod-tz"}},
+		{"folder input", []string{dir}, 1, []string{"folder"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"generate", "--public-url", base, "--out", out}, tc.args...)
+			code, _, stderr := sitemapgen(t, "", args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, stderr)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(stderr, m) {
+					t.Errorf("stderr lacks %q:\n%s", m, stderr)
+				}
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				t.Errorf("failed run left %d files in the output folder", len(ents))
+			}
+		})
+	}
+}
+
+// TestBadRowsAreRejectedNotLost: rows with invalid UTF-8, control characters
+// or other hosts are listed in the rejects with file, row and reason, and the
+// rest of the file is published.
+func TestBadRowsAreRejectedNotLost(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	content := "loc,lastmod\n" +
+		base + "ok-1,2024-01-01\n" +
+		base + "bad-\xff-utf8,\n" +
+		"\"" + base + "ctl\x01\",\n" +
+		"https://other.example/x,\n" +
+		base + "ok-2,2024-13-01\n"
+	if err := os.WriteFile(in, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rejects := filepath.Join(dir, "rejects.csv")
+	out := filepath.Join(dir, "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--rejects", rejects, in)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	b, _ := os.ReadFile(rejects)
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, r := range recs[1:] {
+		got = append(got, r[1]+" "+r[2])
+	}
+	want := []string{"3 invalid_utf8", "4 control_character", "5 out_of_scope"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("rejects = %q, want %q", got, want)
+	}
+	set := xmltest.ReadSet(t, out, base, "sitemap.xml", "")
+	if n := len(set.Shards[0].URLs); n != 2 || set.Shards[0].URLs[1].Lastmod != "" {
+		t.Errorf("published %+v; want ok-1 and ok-2 (its impossible lastmod dropped)", set.Shards[0].URLs)
+	}
+}
+
+// TestStdinAndInterspersedFlags: '-' reads CSV from stdin; flags may follow inputs.
+func TestStdinAndInterspersedFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := sitemapgen(t, base+"a\n"+base+"b\n", "generate", "-", "--public-url", base, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	set := xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
+	if len(set.Shards) != 1 || len(set.Shards[0].URLs) != 2 {
+		t.Fatalf("got %+v", set.Shards)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	if code, out, _ := sitemapgen(t, "", "--version"); code != 0 || !strings.HasPrefix(out, "sitemapgen ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	if code, _, errOut := sitemapgen(t, "", "generate", "--help"); code != 0 || !strings.Contains(errOut, "--max-bytes") {
+		t.Errorf("generate --help: exit %d, %q", code, errOut)
+	}
+	if code, _, _ := sitemapgen(t, "", "frob"); code != 2 {
+		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,137 @@
+// Package encode turns one input row into one sitemap <url> element.
+//
+// It validates and normalises the loc (scheme, host, port, dot segments,
+// RFC 3986/3987 percent-encoding, XML entity escaping), filters it against a
+// Scope, and normalises the optional lastmod, changefreq and priority fields.
+// Every function follows the standard library's Append idiom (like
+// strconv.AppendInt): the caller owns the buffer, the result is the grown
+// slice, and nothing allocates once the buffer has room.
+package encode
+
+import (
+	"math"
+	"time"
+)
+
+// NoLastmod is the Result.LastmodKey of an entry without a written lastmod.
+const NoLastmod int64 = math.MinInt64
+
+// Fields holds the raw values of one input row, as views into the input.
+// A nil or empty field, or one made only of white space, is absent.
+type Fields struct {
+	Loc, Lastmod, Changefreq, Priority []byte
+}
+
+// Result describes what Encoder.AppendURL did with a row.
+type Result struct {
+	// Reason is OK when the row was written, else why it was rejected
+	// (and nothing was appended).
+	Reason Reason
+	// Warnings has a bit set for each optional field that was dropped.
+	Warnings Warning
+	// LastmodKey orders lastmods in time: microseconds since
+	// 1970-01-01T00:00:00Z of the instant written (a date counts as its
+	// midnight UTC), or NoLastmod when no lastmod was written.
+	LastmodKey int64
+	// LastmodAt is the offset in the returned slice of the written lastmod
+	// text and LastmodLen its length; LastmodLen is 0 when none was written.
+	LastmodAt  int
+	LastmodLen int
+}
+
+// Encoder validates and encodes rows for one scope. It keeps small reusable
+// buffers, including a one-entry cache of the last converted IDN or IPv6
+// host, so it is not safe for concurrent use: use one Encoder per goroutine.
+type Encoder struct {
+	scope *Scope
+	tz    *time.Location
+
+	// One-entry host cache: hostRaw as found in a loc converts to hostOut,
+	// or to hostErr when it is not a valid host.
+	hostRaw []byte
+	hostOut []byte
+	hostErr Reason
+	hostSet bool
+}
+
+// NewEncoder returns an Encoder that accepts only URLs under scope and reads
+// zone-less lastmod datetimes in tz. A nil tz means UTC. A nil scope accepts
+// every absolute http(s) URL and rejects relative paths (NotHTTP), as there
+// is nothing to resolve them against.
+func NewEncoder(scope *Scope, tz *time.Location) *Encoder {
+	if tz == nil {
+		tz = time.UTC
+	}
+	return &Encoder{scope: scope, tz: tz}
+}
+
+// AppendURL validates and normalises one row and appends
+// <url><loc>…</loc>[<lastmod>…</lastmod>][<changefreq>…</changefreq>][<priority>…</priority>]</url>
+// and a newline to dst, returning the extended buffer.
+//
+// When the loc is rejected, Result.Reason says why and dst is returned
+// unchanged. A bad optional field is left out and flagged in
+// Result.Warnings; the URL is still written.
+func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
+	res := Result{LastmodKey: NoLastmod}
+	orig := dst
+	dst = append(dst, "<url><loc>"...)
+	dst, res.Reason = e.AppendLoc(dst, f.Loc)
+	if res.Reason != OK {
+		return orig, res
+	}
+	dst = append(dst, "</loc>"...)
+
+	if lm := trimWhite(f.Lastmod); len(lm) > 0 {
+		mark := len(dst)
+		dst = append(dst, "<lastmod>"...)
+		at := len(dst)
+		var key int64
+		var w Warning
+		dst, key, w = AppendLastmod(dst, lm, e.tz)
+		if w != 0 {
+			dst = dst[:mark]
+			res.Warnings |= w
+		} else {
+			res.LastmodKey, res.LastmodAt, res.LastmodLen = key, at, len(dst)-at
+			dst = append(dst, "</lastmod>"...)
+		}
+	}
+	if cf := trimWhite(f.Changefreq); len(cf) > 0 {
+		mark := len(dst)
+		dst = append(dst, "<changefreq>"...)
+		var w Warning
+		if dst, w = AppendChangefreq(dst, cf); w != 0 {
+			dst = dst[:mark]
+			res.Warnings |= w
+		} else {
+			dst = append(dst, "</changefreq>"...)
+		}
+	}
+	if p := trimWhite(f.Priority); len(p) > 0 {
+		mark := len(dst)
+		dst = append(dst, "<priority>"...)
+		var w Warning
+		if dst, w = AppendPriority(dst, p); w != 0 {
+			dst = dst[:mark]
+			res.Warnings |= w
+		} else {
+			dst = append(dst, "</priority>"...)
+		}
+	}
+	return append(dst, "</url>\n"...), res
+}
+
+// trimWhite trims ASCII white space (space, \t, \n, \v, \f, \r) from both
+// ends of an optional field.
+func trimWhite(s []byte) []byte {
+	for len(s) > 0 && isWhite(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isWhite(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func isWhite(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }

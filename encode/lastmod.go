@@ -1,0 +1,297 @@
+package encode
+
+import "time"
+
+const (
+	usPerSec  = 1_000_000
+	secPerDay = 86400
+	// maxFrac bounds the fraction of a second: nine digits (nanoseconds) is
+	// the finest any database or time library writes, and LastmodLen must
+	// stay small.
+	maxFrac = 9
+	// maxOffset is the largest zone offset xsd:dateTime allows: 14:00.
+	maxOffset = 14 * 3600
+)
+
+// AppendLastmod appends the lastmod raw, trimmed of white space, in a form
+// that both W3C Datetime and sitemap.xsd (xsd:date | xsd:dateTime) accept,
+// and returns the extended buffer and the key of the instant: microseconds
+// since 1970-01-01T00:00:00Z, a date counting as its midnight UTC.
+//
+// Accepted forms (year 0001–9999, real dates, hh 00–23, mm and ss 00–59):
+//
+//	YYYY-MM-DD                        written as is
+//	YYYY-MM-DDThh:mm:ss[.f]ZONE       written as is ('t' and 'z' upper-cased)
+//	YYYY-MM-DDThh:mmZONE              gains ":00" seconds
+//	YYYY-MM-DDThh:mm[:ss[.f]]         read in tz, written with its offset
+//	YYYY-MM-DD hh:mm[:ss[.f]][ZONE]   the SQL form, likewise
+//
+// ZONE is Z, ±hh:mm, ±hhmm, ±hh (written ±hh:mm, at most 14:00 either way)
+// or " UTC" (written Z). A zone-less time gets the offset tz has at that
+// wall-clock time, written Z when it is zero (a wall-clock time skipped by a
+// daylight-saving change gets the offset before the change, so it names the
+// instant time.Date picks: 02:30 on a spring-forward night in Berlin is
+// 02:30+01:00, that is 03:30+02:00); should that offset not be a
+// whole number of minutes (local mean time before time zones), the instant
+// is written in UTC instead. The fraction f (1 to 9 digits) is kept as given.
+// A nil tz means UTC.
+//
+// YYYY and YYYY-MM return LastmodImprecise (writing them would invent a
+// day); anything else returns LastmodInvalid. On a warning dst is returned
+// unchanged with the key NoLastmod.
+func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) {
+	s := trimWhite(raw)
+	if len(s) < 4 || !isDigits(s[:4]) {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	year := atoi(s[:4])
+	if year == 0 {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	if len(s) == 4 {
+		return dst, NoLastmod, LastmodImprecise
+	}
+	if len(s) < 7 || s[4] != '-' || !isDigits(s[5:7]) {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	month := atoi(s[5:7])
+	if month < 1 || month > 12 {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	if len(s) == 7 {
+		return dst, NoLastmod, LastmodImprecise
+	}
+	if len(s) < 10 || s[7] != '-' || !isDigits(s[8:10]) {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	day := atoi(s[8:10])
+	if day < 1 || day > daysIn(year, month) {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	days := daysFromCivil(year, month, day)
+	if len(s) == 10 {
+		return append(dst, s...), days * secPerDay * usPerSec, 0
+	}
+
+	if c := s[10]; c != 'T' && c != 't' && c != ' ' {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	t := s[11:]
+	if len(t) < 5 || !isDigits(t[:2]) || t[2] != ':' || !isDigits(t[3:5]) {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	hh, mm, ss := atoi(t[:2]), atoi(t[3:5]), 0
+	if hh > 23 || mm > 59 {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	hhmm, t := t[:5], t[5:]
+	var sec, frac []byte
+	if len(t) > 0 && t[0] == ':' {
+		if len(t) < 3 || !isDigits(t[1:3]) {
+			return dst, NoLastmod, LastmodInvalid
+		}
+		if ss = atoi(t[1:3]); ss > 59 {
+			return dst, NoLastmod, LastmodInvalid
+		}
+		sec, t = t[1:3], t[3:]
+	}
+	if len(t) > 0 && t[0] == '.' && sec != nil {
+		j := 1
+		for j < len(t) && isDigit(t[j]) {
+			j++
+		}
+		if j == 1 || j-1 > maxFrac {
+			return dst, NoLastmod, LastmodInvalid
+		}
+		frac, t = t[:j], t[j:]
+	}
+
+	// The zone: written as zone (empty for Z), offset off seconds east.
+	var zone []byte
+	off, zoned := 0, true
+	switch {
+	case len(t) == 0:
+		zoned = false
+	case len(t) == 1 && (t[0] == 'Z' || t[0] == 'z'):
+	case len(t) == 4 && t[0] == ' ' && lower(t[1]) == 'u' && lower(t[2]) == 't' && lower(t[3]) == 'c':
+	case t[0] == '+' || t[0] == '-':
+		var zh, zm int
+		switch {
+		case len(t) == 3 && isDigits(t[1:3]):
+			zh = atoi(t[1:3])
+		case len(t) == 5 && isDigits(t[1:5]):
+			zh, zm = atoi(t[1:3]), atoi(t[3:5])
+		case len(t) == 6 && isDigits(t[1:3]) && t[3] == ':' && isDigits(t[4:6]):
+			zh, zm = atoi(t[1:3]), atoi(t[4:6])
+		default:
+			return dst, NoLastmod, LastmodInvalid
+		}
+		if zm > 59 || zh*3600+zm*60 > maxOffset {
+			return dst, NoLastmod, LastmodInvalid
+		}
+		if off = zh*3600 + zm*60; t[0] == '-' {
+			off = -off
+		}
+		zone = t // re-written as ±hh:mm below
+	default:
+		return dst, NoLastmod, LastmodInvalid
+	}
+
+	local := days*secPerDay + int64(hh*3600+mm*60+ss)
+	if !zoned {
+		if tz != nil && tz != time.UTC {
+			// Not Zone(): in a gap (spring forward) time.Date moves the wall
+			// clock on, and the offset must describe the instant it chose.
+			off = int(local - time.Date(year, time.Month(month), day, hh, mm, ss, 0, tz).Unix())
+		}
+		if off%60 != 0 || off > maxOffset || off < -maxOffset {
+			return appendUTC(dst, local-int64(off), frac)
+		}
+	}
+	key := (local-int64(off))*usPerSec + fracMicros(frac)
+
+	dst = append(dst, s[:10]...)
+	dst = append(dst, 'T')
+	dst = append(dst, hhmm...)
+	dst = append(dst, ':')
+	if sec != nil {
+		dst = append(dst, sec...)
+	} else {
+		dst = append(dst, "00"...)
+	}
+	dst = append(dst, frac...)
+	switch {
+	case zone != nil: // keep the sign as given, so -00:00 stays
+		dst = append(dst, zone[0], zone[1], zone[2], ':')
+		if len(zone) == 3 {
+			dst = append(dst, '0', '0')
+		} else {
+			dst = append(dst, zone[len(zone)-2:]...)
+		}
+	case off == 0:
+		dst = append(dst, 'Z')
+	default:
+		sign, a := byte('+'), off
+		if off < 0 {
+			sign, a = '-', -off
+		}
+		dst = append(dst, sign)
+		dst = append2(dst, a/3600)
+		dst = append(dst, ':')
+		dst = append2(dst, a/60%60)
+	}
+	return dst, key, 0
+}
+
+// appendUTC writes the instant utc (seconds since the epoch) plus the
+// fraction frac (with its '.') as YYYY-MM-DDThh:mm:ss[.f]Z.
+func appendUTC(dst []byte, utc int64, frac []byte) ([]byte, int64, Warning) {
+	days := utc / secPerDay
+	sod := int(utc % secPerDay)
+	if sod < 0 {
+		days, sod = days-1, sod+secPerDay
+	}
+	y, m, d := civilFromDays(days)
+	if y < 1 || y > 9999 {
+		return dst, NoLastmod, LastmodInvalid
+	}
+	dst = append2(dst, y/100)
+	dst = append2(dst, y%100)
+	dst = append(dst, '-')
+	dst = append2(dst, m)
+	dst = append(dst, '-')
+	dst = append2(dst, d)
+	dst = append(dst, 'T')
+	dst = append2(dst, sod/3600)
+	dst = append(dst, ':')
+	dst = append2(dst, sod/60%60)
+	dst = append(dst, ':')
+	dst = append2(dst, sod%60)
+	dst = append(dst, frac...)
+	return append(dst, 'Z'), utc*usPerSec + fracMicros(frac), 0
+}
+
+// fracMicros returns the microseconds of a fraction ".ddd…" (truncated).
+func fracMicros(frac []byte) int64 {
+	var us int64
+	for i := 1; i <= 6; i++ {
+		us *= 10
+		if i < len(frac) {
+			us += int64(frac[i] - '0')
+		}
+	}
+	return us
+}
+
+// daysFromCivil returns the number of days from 1970-01-01 to the proleptic
+// Gregorian date y-m-d (y >= 1), after Howard Hinnant's days_from_civil.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400 // y >= 0
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// civilFromDays is the inverse of daysFromCivil.
+func civilFromDays(z int64) (y, m, d int) {
+	z += 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := int(z - era*146097)
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	m = mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	y = yoe + int(era)*400
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+func isDigits(s []byte) bool {
+	for _, c := range s {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// atoi parses a short run of ASCII digits.
+func atoi(s []byte) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// append2 appends 0 <= n < 100 as two digits.
+func append2(dst []byte, n int) []byte {
+	return append(dst, byte('0'+n/10), byte('0'+n%10))
+}

@@ -1,0 +1,475 @@
+package encode
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+const (
+	// maxLoc bounds a loc: it must be shorter than 2,048 bytes once
+	// percent-encoded (before XML escaping), as the protocol asks.
+	maxLoc = 2048
+	// maxRawLoc bounds the trimmed input: anything longer is TooLong at once.
+	// Only dot segments can make a loc shorter than its input by more than a
+	// few bytes, and no real URL spends 14 KiB on them; the bound keeps a
+	// garbage multi-megabyte field from being encoded into the caller's buffer.
+	maxRawLoc = 8 * maxLoc
+	// Limits of a DNS name, checked on every host after conversion.
+	maxHostLen  = 253
+	maxLabelLen = 63
+)
+
+const upperHex = "0123456789ABCDEF"
+
+// byteFlags classifies input bytes for the validation scan.
+const (
+	flagCtl  = 1 // U+0000–U+001F, U+007F
+	flagHigh = 2 // not ASCII
+)
+
+var byteFlags = func() (t [256]uint8) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = flagCtl
+	}
+	t[0x7f] = flagCtl
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = flagHigh
+	}
+	return t
+}()
+
+// pathSafe holds the bytes copied as they are into the path, query and
+// fragment: unreserved, sub-delims, ':' '@' '/' '?'. '%' and '#' are handled
+// apart; every other byte is percent-encoded.
+var pathSafe = makeSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" +
+	"-._~" + "!$&'()*+,;=" + ":@/?")
+
+// hostSafe holds the bytes of a lower-cased ASCII host name.
+var hostSafe = makeSet("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+var hexVal = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i, c := range upperHex {
+		t[c] = int8(i)
+		t[c|0x20] = int8(i)
+	}
+	return t
+}()
+
+func makeSet(s string) (t [256]bool) {
+	for i := 0; i < len(s); i++ {
+		t[s[i]] = true
+	}
+	return t
+}
+
+// AppendLoc validates and normalises the raw loc and appends its text, as it
+// goes between <loc> and </loc>, to dst: percent-encoded per RFC 3986/3987
+// and then XML-escaped. On rejection it returns dst unchanged and the reason.
+//
+// The rules: leading and trailing spaces are trimmed; the value must be valid
+// UTF-8 without control characters; it must be an absolute http or https URL
+// (scheme and host are lower-cased, an IDN host is converted to punycode, an
+// empty or default port is dropped), a path starting with "/" (resolved
+// against the scope's origin) or "//host/…" (taking the scope's scheme).
+// Dot segments are removed, the result must be under the scope and shorter
+// than 2,048 bytes.
+func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
+	start := len(dst)
+	out, r := e.appendURI(dst, raw)
+	if r != OK {
+		return dst, r
+	}
+	return escapeInPlace(out, start), OK
+}
+
+// appendURI appends the normalised, percent-encoded URL (not XML-escaped).
+// On rejection the returned slice holds garbage past the original length.
+func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
+	s := trimSpace(raw)
+	if len(s) == 0 {
+		return dst, EmptyLoc
+	}
+	var flags uint8
+	for _, c := range s {
+		flags |= byteFlags[c]
+	}
+	if flags&flagHigh != 0 && !utf8.Valid(s) {
+		return dst, InvalidUTF8
+	}
+	if flags&flagCtl != 0 {
+		return dst, ControlChar
+	}
+	if len(s) > maxRawLoc {
+		return dst, TooLong
+	}
+
+	start := len(dst)
+	sc := e.scope
+	var rest []byte // path, query and fragment
+	if s[0] == '/' && (len(s) == 1 || s[1] != '/') {
+		if sc == nil {
+			return dst, NotHTTP
+		}
+		dst = append(dst, sc.origin...)
+		rest = s
+	} else {
+		var https bool
+		switch {
+		case len(s) >= 2 && s[0] == '/' && s[1] == '/':
+			if sc == nil {
+				return dst, NotHTTP
+			}
+			https, s = sc.https, s[2:]
+		case hasPrefixFold(s, "http://"):
+			s = s[len("http://"):]
+		case hasPrefixFold(s, "https://"):
+			https, s = true, s[len("https://"):]
+		default:
+			return dst, NotHTTP
+		}
+		end := 0
+		for end < len(s) && s[end] != '/' && s[end] != '?' && s[end] != '#' {
+			end++
+		}
+		var r Reason
+		if dst, r = e.appendOrigin(dst, https, s[:end]); r != OK {
+			return dst, r
+		}
+		if sc != nil && !bytes.Equal(dst[start:], sc.origin) {
+			return dst, OutOfScope
+		}
+		rest = s[end:]
+	}
+
+	pathStart := len(dst)
+	if len(rest) == 0 || rest[0] != '/' {
+		dst = append(dst, '/') // an empty http path is "/"
+	}
+	dst = appendPercent(dst, rest)
+
+	// Remove dot segments, else "/catalog/../admin" would pass the prefix check.
+	pathEnd := len(dst)
+	if i := bytes.IndexAny(dst[pathStart:], "?#"); i >= 0 {
+		pathEnd = pathStart + i
+	}
+	if p := dst[pathStart:pathEnd]; bytes.Contains(p, []byte("/.")) || bytes.Contains(p, []byte("/%2E")) {
+		n := removeDotSegments(p)
+		tail := copy(dst[pathStart+n:], dst[pathEnd:])
+		dst = dst[:pathStart+n+tail]
+	}
+
+	if sc != nil && !bytes.HasPrefix(dst[pathStart:], sc.path) {
+		return dst, OutOfScope
+	}
+	if len(dst)-start >= maxLoc {
+		return dst, TooLong
+	}
+	return dst, OK
+}
+
+// appendOrigin appends scheme://host[:port] for the authority auth.
+func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte) ([]byte, Reason) {
+	if bytes.IndexByte(auth, '@') >= 0 {
+		return dst, UserInfo
+	}
+	// Fast path: most URLs carry exactly the scope's host and port.
+	if sc := e.scope; sc != nil && https == sc.https && bytes.Equal(auth, sc.auth) {
+		return append(dst, sc.origin...), OK
+	}
+	if https {
+		dst = append(dst, "https://"...)
+	} else {
+		dst = append(dst, "http://"...)
+	}
+
+	host, port, hasPort := auth, []byte(nil), false
+	if len(auth) > 0 && auth[0] == '[' {
+		i := bytes.IndexByte(auth, ']')
+		if i < 0 {
+			return dst, BadHost
+		}
+		host = auth[:i+1]
+		if tail := auth[i+1:]; len(tail) > 0 {
+			if tail[0] != ':' {
+				return dst, BadHost
+			}
+			port, hasPort = tail[1:], true
+		}
+	} else if i := bytes.IndexByte(auth, ':'); i >= 0 {
+		host, port, hasPort = auth[:i], auth[i+1:], true
+	}
+	if len(host) == 0 {
+		return dst, BadHost
+	}
+	var r Reason
+	if dst, r = e.appendHost(dst, host); r != OK {
+		return dst, r
+	}
+	if hasPort && len(port) > 0 {
+		n, ok := parsePort(port)
+		if !ok {
+			return dst, BadPort
+		}
+		if (https && n != 443) || (!https && n != 80) {
+			dst = append(dst, ':')
+			dst = strconv.AppendUint(dst, uint64(n), 10)
+		}
+	}
+	return dst, OK
+}
+
+// appendHost appends the normalised form of a non-empty host: a lower-cased
+// ASCII name, the punycode form of an IDN, or a canonical IPv6 literal.
+func (e *Encoder) appendHost(dst, host []byte) ([]byte, Reason) {
+	if host[0] != '[' {
+		ascii := true
+		for _, c := range host {
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+		}
+		if ascii {
+			mark := len(dst)
+			for _, c := range host {
+				dst = append(dst, lower(c))
+			}
+			if !validHostName(dst[mark:]) {
+				return dst, BadHost
+			}
+			return dst, OK
+		}
+	}
+	// IDN or IPv6: the conversion allocates, so remember the last one.
+	if !e.hostSet || !bytes.Equal(e.hostRaw, host) {
+		e.hostRaw = append(e.hostRaw[:0], host...)
+		e.hostOut, e.hostErr = convertHost(e.hostOut[:0], host)
+		e.hostSet = true
+	}
+	if e.hostErr != OK {
+		return dst, e.hostErr
+	}
+	return append(dst, e.hostOut...), OK
+}
+
+// convertHost appends the normalised form of an IPv6 literal or IDN host.
+func convertHost(dst, host []byte) ([]byte, Reason) {
+	if host[0] == '[' {
+		a, err := netip.ParseAddr(string(host[1 : len(host)-1]))
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return dst, BadHost
+		}
+		dst = append(dst, '[')
+		dst = a.AppendTo(dst)
+		return append(dst, ']'), OK
+	}
+	a, err := idna.Lookup.ToASCII(string(host))
+	if err != nil {
+		return dst, BadHost
+	}
+	mark := len(dst)
+	for i := 0; i < len(a); i++ {
+		dst = append(dst, lower(a[i]))
+	}
+	if !validHostName(dst[mark:]) {
+		return dst[:mark], BadHost
+	}
+	return dst, OK
+}
+
+// validHostName reports whether h is a lower-case ASCII host name made of
+// letters, digits, '-' and '_', with non-empty labels of at most 63 bytes
+// and at most 253 bytes in all. A single trailing dot (a fully qualified
+// name) is kept as it is.
+func validHostName(h []byte) bool {
+	if len(h) > 0 && h[len(h)-1] == '.' {
+		h = h[:len(h)-1]
+	}
+	if len(h) == 0 || len(h) > maxHostLen {
+		return false
+	}
+	label := 0
+	for _, c := range h {
+		if !hostSafe[c] {
+			return false
+		}
+		if c == '.' {
+			if label == 0 {
+				return false
+			}
+			label = 0
+			continue
+		}
+		if label++; label > maxLabelLen {
+			return false
+		}
+	}
+	return label > 0
+}
+
+// parsePort parses a decimal port in 1..65535; leading zeros are allowed.
+func parsePort(p []byte) (int, bool) {
+	n := 0
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n = n*10 + int(c-'0'); n > 65535 {
+			return 0, false
+		}
+	}
+	return n, n > 0
+}
+
+// appendPercent appends the path, query and fragment s, percent-encoded:
+// bytes in pathSafe are copied in runs, a valid %XX escape is kept with its
+// hex digits upper-cased, the first '#' starts the fragment, and every other
+// byte (non-ASCII UTF-8, space, "<>\^`{|}[], a second '#', a stray '%')
+// becomes %XX.
+func appendPercent(dst, s []byte) []byte {
+	fragment := false
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && pathSafe[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		c := s[j]
+		switch {
+		case c == '%' && j+2 < len(s) && hexVal[s[j+1]] >= 0 && hexVal[s[j+2]] >= 0:
+			dst = append(dst, '%', upper(s[j+1]), upper(s[j+2]))
+			j += 3
+		case c == '#' && !fragment:
+			fragment = true
+			dst = append(dst, '#')
+			j++
+		default:
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+			j++
+		}
+		i = j
+	}
+	return dst
+}
+
+// removeDotSegments applies RFC 3986 remove_dot_segments to the
+// percent-encoded path p (which starts with '/') in place and returns the
+// new length. "%2E" counts as '.', as it does for servers that decode it.
+func removeDotSegments(p []byte) int {
+	w := 0
+	for r := 0; r < len(p); {
+		e := r + 1
+		for e < len(p) && p[e] != '/' {
+			e++
+		}
+		last := e == len(p)
+		switch dotSegment(p[r+1 : e]) {
+		case 0:
+			w += copy(p[w:], p[r:e])
+		case 2:
+			if i := bytes.LastIndexByte(p[:w], '/'); i >= 0 {
+				w = i
+			}
+			fallthrough
+		case 1:
+			if last {
+				p[w] = '/'
+				w++
+			}
+		}
+		r = e
+	}
+	if w == 0 {
+		p[0] = '/'
+		w = 1
+	}
+	return w
+}
+
+// dotSegment returns 1 for a "." segment, 2 for "..", else 0.
+func dotSegment(seg []byte) int {
+	switch string(seg) {
+	case ".", "%2E":
+		return 1
+	case "..", ".%2E", "%2E.", "%2E%2E":
+		return 2
+	}
+	return 0
+}
+
+// escapeInPlace XML-escapes dst[start:], the only specials a percent-encoded
+// URL can hold being & and '.
+func escapeInPlace(dst []byte, start int) []byte {
+	amp := bytes.Count(dst[start:], []byte("&"))
+	apos := bytes.Count(dst[start:], []byte("'"))
+	if amp+apos == 0 {
+		return dst
+	}
+	n := len(dst)
+	m := n + amp*(len("&amp;")-1) + apos*(len("&apos;")-1)
+	dst = slices.Grow(dst, m-n)[:m]
+	w := m
+	for r := n - 1; r >= start; r-- {
+		switch c := dst[r]; c {
+		case '&':
+			w -= len("&amp;")
+			copy(dst[w:], "&amp;")
+		case '\'':
+			w -= len("&apos;")
+			copy(dst[w:], "&apos;")
+		default:
+			w--
+			dst[w] = c
+		}
+	}
+	return dst
+}
+
+// trimSpace trims ASCII spaces (0x20) only: other white space in a loc is a
+// control character and rejects it.
+func trimSpace(s []byte) []byte {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func hasPrefixFold(s []byte, lowerPrefix string) bool {
+	if len(s) < len(lowerPrefix) {
+		return false
+	}
+	for i := 0; i < len(lowerPrefix); i++ {
+		if lower(s[i]) != lowerPrefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}

@@ -1,0 +1,64 @@
+package encode
+
+// Reason says why a row was rejected. The zero value means accepted.
+type Reason uint8
+
+// Rejection reasons. Their String forms are stable: reports and rejects files use them.
+const (
+	OK            Reason = iota
+	EmptyLoc             // loc is empty
+	InvalidUTF8          // loc is not valid UTF-8
+	ControlChar          // loc holds U+0000–U+001F or U+007F
+	NotHTTP              // loc is neither an absolute http(s) URL nor a path starting with '/'
+	BadHost              // missing or malformed host, or an IDN host that does not convert to punycode
+	BadPort              // port is not a number in 1..65535
+	UserInfo             // loc carries user:password@
+	OutOfScope           // scheme, host, port or path prefix differ from the scope
+	TooLong              // loc is 2,048 characters or more after encoding
+	EntryTooLarge        // the encoded entry cannot fit even an empty shard
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{
+	OK:            "ok",
+	EmptyLoc:      "empty_loc",
+	InvalidUTF8:   "invalid_utf8",
+	ControlChar:   "control_character",
+	NotHTTP:       "not_http_url",
+	BadHost:       "bad_host",
+	BadPort:       "bad_port",
+	UserInfo:      "userinfo",
+	OutOfScope:    "out_of_scope",
+	TooLong:       "loc_too_long",
+	EntryTooLarge: "entry_too_large",
+}
+
+// String returns the reason's stable snake_case name.
+func (r Reason) String() string {
+	if r < NumReasons {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// Warning is a set of problems with optional fields; each one drops the field, not the row.
+type Warning uint8
+
+// Warnings, one bit each.
+const (
+	LastmodInvalid    Warning = 1 << iota // not a date or datetime we can write, or an impossible one
+	LastmodImprecise                      // YYYY or YYYY-MM: writing it would invent a day
+	ChangefreqInvalid                     // not one of always hourly daily weekly monthly yearly never
+	PriorityInvalid                       // not a decimal from 0.0 to 1.0
+	NumWarnings       = 4
+)
+
+var warningNames = [NumWarnings]string{
+	"lastmod_invalid",
+	"lastmod_imprecise",
+	"changefreq_invalid",
+	"priority_invalid",
+}
+
+// WarningName returns the stable name of warning bit i (0 <= i < NumWarnings).
+func WarningName(i int) string { return warningNames[i] }

@@ -1,0 +1,140 @@
+package xmltest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// URL is a <url> as read back.
+type URL struct {
+	Loc        string `xml:"loc"`
+	Lastmod    string `xml:"lastmod"`
+	Changefreq string `xml:"changefreq"`
+	Priority   string `xml:"priority"`
+}
+
+// Entry is a <sitemap> of an index as read back.
+type Entry struct {
+	Loc     string `xml:"loc"`
+	Lastmod string `xml:"lastmod"`
+}
+
+// Shard is one sitemap file of a set.
+type Shard struct {
+	Name string
+	Raw  []byte // uncompressed
+	URLs []URL
+}
+
+// Index is one index file of a set.
+type Index struct {
+	Name    string
+	Depth   int // 0 for the root
+	Entries []Entry
+}
+
+// Set is a published sitemap set, walked from its root index.
+type Set struct {
+	Shards  []Shard // in the order the indexes list them
+	Indexes []Index // root first, then depth first
+	Robots  []string
+	Files   []string // every file in the folder
+}
+
+// ReadSet walks the set under dir from root, following <loc>s under base.
+// It fails t on any file that is missing, malformed or listed twice.
+func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
+	t.Helper()
+	s := &Set{}
+	seen := map[string]bool{}
+	var walk func(name string, depth int)
+	walk = func(name string, depth int) {
+		if seen[name] {
+			t.Fatalf("%s is listed more than once", name)
+		}
+		seen[name] = true
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("listed file: %v", err)
+		}
+		if strings.HasSuffix(name, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			raw, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			var doc struct {
+				URLs []URL `xml:"url"`
+			}
+			if err := xml.Unmarshal(raw, &doc); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			s.Shards = append(s.Shards, Shard{Name: name, Raw: raw, URLs: doc.URLs})
+			return
+		}
+		var doc struct {
+			XMLName xml.Name
+			Entries []Entry `xml:"sitemap"`
+		}
+		if err := xml.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if doc.XMLName.Local != "sitemapindex" {
+			t.Fatalf("%s: root element %s, want sitemapindex", name, doc.XMLName.Local)
+		}
+		s.Indexes = append(s.Indexes, Index{Name: name, Depth: depth, Entries: doc.Entries})
+		for _, e := range doc.Entries {
+			child, ok := strings.CutPrefix(e.Loc, base)
+			if !ok || strings.Contains(child, "/") {
+				t.Fatalf("%s lists %s, not a file under %s", name, e.Loc, base)
+			}
+			walk(child, depth+1)
+		}
+	}
+	walk(root, 0)
+	if robots != "" {
+		data, err := os.ReadFile(filepath.Join(dir, robots))
+		if err != nil {
+			t.Fatalf("robots lines: %v", err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			s.Robots = append(s.Robots, l)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		s.Files = append(s.Files, e.Name())
+	}
+	return s
+}
+
+// ValidateDir validates every .xml and .xml.gz file in dir with xmllint.
+func ValidateDir(t testing.TB, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasSuffix(n, ".xml") || strings.HasSuffix(n, ".xml.gz") {
+			data, err := os.ReadFile(filepath.Join(dir, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			Validate(t, n, data)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Local is a folder on the local file system. Put writes to a temporary file
+// in the folder, syncs it and renames it into place.
+type Local struct {
+	dir string
+}
+
+// NewLocal returns a Local sink for dir, creating the folder if needed.
+func NewLocal(dir string) (*Local, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	return &Local{dir: dir}, nil
+}
+
+// String returns the folder's path.
+func (l *Local) String() string { return l.dir }
+
+// Put writes data to name atomically.
+func (l *Local) Put(ctx context.Context, name string, data []byte) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("put %q: not a plain file name", name)
+	}
+	f, err := os.CreateTemp(l.dir, "."+name+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	// Web servers read these files: CreateTemp's 0600 would hide them.
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	// Sync before rename: an index must never reach disk before the files it lists.
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	if err = os.Rename(tmp, filepath.Join(l.dir, name)); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	return nil
+}
+
+// List returns the names of the regular files in the folder.
+func (l *Local) List(ctx context.Context) ([]string, error) {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// Delete removes name from the folder.
+func (l *Local) Delete(ctx context.Context, name string) error {
+	err := os.Remove(filepath.Join(l.dir, name))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", name, err)
+	}
+	return nil
+}
+
+// Sync flushes the folder's entries, so renames done so far survive a crash.
+func (l *Local) Sync() error {
+	d, err := os.Open(l.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
