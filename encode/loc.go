@@ -43,11 +43,27 @@ var byteFlags = func() (t [256]uint8) {
 	return t
 }()
 
-// pathSafe holds the bytes copied as they are into the path, query and
-// fragment: unreserved, sub-delims, ':' '@' '/' '?'. '%' and '#' are handled
-// apart; every other byte is percent-encoded.
-var pathSafe = makeSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" +
-	"-._~" + "!$&'()*+,;=" + ":@/?")
+// pathClass sorts the bytes of a path, query and fragment. Unreserved,
+// sub-delims, ':' '@' '/' '?' are copied as they are; of those, '?' (which may
+// end the path) and '&' '\” (which need XML escaping) are marked so the
+// encoder notices them on its one pass. '%' and '#' are handled apart; every
+// other byte is percent-encoded.
+var pathClass = func() (t [256]uint8) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" +
+		"-._~" + "!$()*+,;=" + ":@/") {
+		t[c] = pathCopy
+	}
+	for _, c := range []byte("?&'") {
+		t[c] = pathMark
+	}
+	return t
+}()
+
+const (
+	pathEncode = iota // percent-encode, unless '%' starts an escape or '#' the fragment
+	pathCopy          // copy
+	pathMark          // copy and take note
+)
 
 // hostSafe holds the bytes of a lower-cased ASCII host name.
 var hostSafe = makeSet("abcdefghijklmnopqrstuvwxyz0123456789-_.")
@@ -83,32 +99,36 @@ func makeSet(s string) (t [256]bool) {
 // than 2,048 bytes.
 func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
 	start := len(dst)
-	out, r := e.appendURI(dst, raw)
+	out, xml, r := e.appendURI(dst, raw)
 	if r != OK {
 		return dst, r
 	}
-	return escapeInPlace(out, start), OK
+	if xml {
+		out = escapeInPlace(out, start)
+	}
+	return out, OK
 }
 
-// appendURI appends the normalised, percent-encoded URL (not XML-escaped).
-// On rejection the returned slice holds garbage past the original length.
-func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
+// appendURI appends the normalised, percent-encoded URL (not XML-escaped)
+// and reports whether it may hold '&' or '\”, which XML must escape. On
+// rejection the returned slice holds garbage past the original length.
+func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 	s := trimSpace(raw)
 	if len(s) == 0 {
-		return dst, EmptyLoc
+		return dst, false, EmptyLoc
 	}
 	var flags uint8
 	for _, c := range s {
 		flags |= byteFlags[c]
 	}
 	if flags&flagHigh != 0 && !utf8.Valid(s) {
-		return dst, InvalidUTF8
+		return dst, false, InvalidUTF8
 	}
 	if flags&flagCtl != 0 {
-		return dst, ControlChar
+		return dst, false, ControlChar
 	}
 	if len(s) > maxRawLoc {
-		return dst, TooLong
+		return dst, false, TooLong
 	}
 
 	start := len(dst)
@@ -116,7 +136,7 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 	var rest []byte // path, query and fragment
 	if s[0] == '/' && (len(s) == 1 || s[1] != '/') {
 		if sc == nil {
-			return dst, NotHTTP
+			return dst, false, NotHTTP
 		}
 		dst = append(dst, sc.origin...)
 		rest = s
@@ -125,7 +145,7 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 		switch {
 		case len(s) >= 2 && s[0] == '/' && s[1] == '/':
 			if sc == nil {
-				return dst, NotHTTP
+				return dst, false, NotHTTP
 			}
 			https, s = sc.https, s[2:]
 		case hasPrefixFold(s, "http://"):
@@ -133,7 +153,7 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 		case hasPrefixFold(s, "https://"):
 			https, s = true, s[len("https://"):]
 		default:
-			return dst, NotHTTP
+			return dst, false, NotHTTP
 		}
 		end := 0
 		for end < len(s) && s[end] != '/' && s[end] != '?' && s[end] != '#' {
@@ -141,10 +161,10 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 		}
 		var r Reason
 		if dst, r = e.appendOrigin(dst, https, s[:end]); r != OK {
-			return dst, r
+			return dst, false, r
 		}
 		if sc != nil && !bytes.Equal(dst[start:], sc.origin) {
-			return dst, OutOfScope
+			return dst, false, OutOfScope
 		}
 		rest = s[end:]
 	}
@@ -153,13 +173,10 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 	if len(rest) == 0 || rest[0] != '/' {
 		dst = append(dst, '/') // an empty http path is "/"
 	}
-	dst = appendPercent(dst, rest)
+	var pathEnd int
+	dst, pathEnd, xml = appendPercent(dst, rest)
 
 	// Remove dot segments, else "/catalog/../admin" would pass the prefix check.
-	pathEnd := len(dst)
-	if i := bytes.IndexAny(dst[pathStart:], "?#"); i >= 0 {
-		pathEnd = pathStart + i
-	}
 	if p := dst[pathStart:pathEnd]; bytes.Contains(p, []byte("/.")) || bytes.Contains(p, []byte("/%2E")) {
 		n := removeDotSegments(p)
 		tail := copy(dst[pathStart+n:], dst[pathEnd:])
@@ -167,12 +184,12 @@ func (e *Encoder) appendURI(dst, raw []byte) ([]byte, Reason) {
 	}
 
 	if sc != nil && !bytes.HasPrefix(dst[pathStart:], sc.path) {
-		return dst, OutOfScope
+		return dst, xml, OutOfScope
 	}
 	if len(dst)-start >= maxLoc {
-		return dst, TooLong
+		return dst, xml, TooLong
 	}
-	return dst, OK
+	return dst, xml, OK
 }
 
 // appendOrigin appends scheme://host[:port] for the authority auth.
@@ -330,37 +347,50 @@ func parsePort(p []byte) (int, bool) {
 }
 
 // appendPercent appends the path, query and fragment s, percent-encoded:
-// bytes in pathSafe are copied in runs, a valid %XX escape is kept with its
-// hex digits upper-cased, the first '#' starts the fragment, and every other
-// byte (non-ASCII UTF-8, space, "<>\^`{|}[], a second '#', a stray '%')
-// becomes %XX.
-func appendPercent(dst, s []byte) []byte {
+// bytes of class pathCopy or pathMark are copied (in runs), a valid %XX
+// escape is kept with its hex digits upper-cased, the first '#' starts the
+// fragment, and every other byte (non-ASCII UTF-8, space, "<>\^`{|}[], a
+// second '#', a stray '%') becomes %XX. It also returns where in dst the path
+// ends (at the first '?' or '#', else len(dst)) and whether the text holds
+// '&' or '\”, which XML must escape.
+func appendPercent(dst, s []byte) (_ []byte, pathEnd int, xml bool) {
+	pathEnd = -1
 	fragment := false
 	for i := 0; i < len(s); {
 		j := i
-		for j < len(s) && pathSafe[s[j]] {
+		for j < len(s) && pathClass[s[j]] == pathCopy {
 			j++
 		}
 		dst = append(dst, s[i:j]...)
 		if j == len(s) {
 			break
 		}
-		c := s[j]
-		switch {
+		switch c := s[j]; {
+		case pathClass[c] == pathMark:
+			if c != '?' {
+				xml = true
+			} else if pathEnd < 0 {
+				pathEnd = len(dst)
+			}
+			dst = append(dst, c)
 		case c == '%' && j+2 < len(s) && hexVal[s[j+1]] >= 0 && hexVal[s[j+2]] >= 0:
 			dst = append(dst, '%', upper(s[j+1]), upper(s[j+2]))
-			j += 3
+			j += 2
 		case c == '#' && !fragment:
 			fragment = true
+			if pathEnd < 0 {
+				pathEnd = len(dst)
+			}
 			dst = append(dst, '#')
-			j++
 		default:
 			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
-			j++
 		}
-		i = j
+		i = j + 1
 	}
-	return dst
+	if pathEnd < 0 {
+		pathEnd = len(dst)
+	}
+	return dst, pathEnd, xml
 }
 
 // removeDotSegments applies RFC 3986 remove_dot_segments to the

@@ -23,7 +23,7 @@ type Scope struct {
 // query, a fragment or user info is an error.
 func ParseScope(raw string) (*Scope, error) {
 	var e Encoder
-	b, r := e.appendURI(nil, []byte(raw))
+	b, _, r := e.appendURI(nil, []byte(raw))
 	if r != OK {
 		return nil, &ScopeError{raw, scopeReasons[r]}
 	}
@@ -55,6 +55,7 @@ type ScopeError struct {
 	Why string // what is wrong with it
 }
 
+// Error returns the message, e.g. `scope "https://ex.com/?q": has a query`.
 func (e *ScopeError) Error() string {
 	return fmt.Sprintf("scope %q: %s", e.URL, e.Why)
 }

@@ -22,7 +22,7 @@ var (
 	// in a quoted field, or a quoted field still open at the end of the input.
 	ErrQuote = errors.New("bad CSV quoting")
 	// ErrNoLocColumn: the header names no loc column.
-	ErrNoLocColumn = errors.New("no loc column in the CSV header")
+	ErrNoLocColumn = errors.New("CSV header has no loc column")
 	// ErrRecordTooLong: a record longer than MaxRecordBytes.
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
 
@@ -186,7 +186,7 @@ func (s *CSVScanner) Fill(b *Batch, chunk int) error {
 		if w >= s.maxRecord { // parse reports this first; kept as a guard
 			return s.fail(&ParseError{Source: s.source, Line: s.line, Err: ErrRecordTooLong})
 		}
-		limit = start + min(2*w, s.maxRecord)
+		limit = start + min(max(2*w, 64), s.maxRecord)
 		if limit > cap(b.Buf) {
 			if rows0 > 0 {
 				s.carry = append(s.carry, b.Buf[pos:]...)
@@ -247,6 +247,7 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 		}
 		s.started = true
 	}
+	q := -1 // position of the next quote at or after pos, or end; -1: unknown
 	for {
 		// Skip empty lines.
 		for pos < end {
@@ -282,7 +283,15 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 		if !s.mapped {
 			maxf = -1
 		}
-		n, nl, more, err := s.record(buf, pos, rend, final, maxf)
+		if q < pos && !s.lines {
+			// The next quote: one scan serves the records up to it.
+			if q = bytes.IndexByte(buf[pos:end], '"'); q < 0 {
+				q = end
+			} else {
+				q += pos
+			}
+		}
+		n, nl, more, err := s.record(buf, pos, rend, final, maxf, q)
 		if err != nil {
 			return pos, false, err
 		}
@@ -320,11 +329,12 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 }
 
 // record parses the record at buf[p:end], which is not an empty line; final
-// reports that the input ends at end. It sets s.spans to the bounds of the
+// reports that the input ends at end; q is the position of the first quote at
+// or after p (end or more: none). It sets s.spans to the bounds of the
 // record's fields, of at most maxf fields (maxf < 0: all), and returns the
 // position after the record's line end and the number of newlines in it;
 // more = true when the record does not end before end.
-func (s *CSVScanner) record(buf []byte, p, end int, final bool, maxf int) (next, nl int, more bool, err error) {
+func (s *CSVScanner) record(buf []byte, p, end int, final bool, maxf, q int) (next, nl int, more bool, err error) {
 	s.spans = s.spans[:0]
 	e := end // end of the line
 	if i := bytes.IndexByte(buf[p:end], '\n'); i >= 0 {
@@ -342,7 +352,7 @@ func (s *CSVScanner) record(buf []byte, p, end int, final bool, maxf int) (next,
 		s.spans = append(s.spans, p, e)
 		return next, nl, false, nil
 	}
-	if bytes.IndexByte(buf[p:e], '"') >= 0 {
+	if q < e {
 		return s.quoted(buf, p, end, final)
 	}
 	// Fast path: one line, no quotes.
@@ -563,10 +573,10 @@ func (s *CSVScanner) noLocError() error {
 		}
 		fmt.Fprintf(&cols, "%q", h)
 	}
-	return fmt.Errorf("%w: no column named %q among the header's columns %s; "+
+	return fmt.Errorf("%w: none of its columns (%s) is named %q; "+
 		"name the column that holds the URLs with --loc-column "+
 		"(a file without a header must start with a URL: http://, https:// or /)",
-		ErrNoLocColumn, s.names[Loc], cols.String())
+		ErrNoLocColumn, cols.String(), s.names[Loc])
 }
 
 // looksLikeURL reports whether a first field makes the input headerless.

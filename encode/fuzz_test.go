@@ -1,0 +1,288 @@
+package encode
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzScopes are the scopes FuzzAppendURL picks from: every scope of the
+// loc table, and none (nil).
+func fuzzScopes(t testing.TB) (names []string, scopes []*Scope) {
+	seen := map[string]bool{}
+	names = append(names, "")
+	scopes = append(scopes, nil)
+	for _, tt := range locTests {
+		s := tt.scope
+		if s == "" {
+			s = defaultScope
+		}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		sc, err := ParseScope(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, scopes = append(names, s), append(scopes, sc)
+	}
+	return names, scopes
+}
+
+var fuzzZones = []*time.Location{
+	time.UTC,
+	berlin,
+	mustLoadLocation("America/New_York"),
+	mustLoadLocation("Asia/Kathmandu"),      // +05:45
+	mustLoadLocation("Australia/Lord_Howe"), // half-hour DST
+	mustLoadLocation("Pacific/Kiritimati"),  // +14:00
+	mustLoadLocation("America/St_Johns"),    // -03:30 and DST
+	time.FixedZone("odd", 3600+28),          // not whole minutes
+	time.FixedZone("far", -15*3600),         // beyond xsd's 14:00
+}
+
+var (
+	writtenLastmod = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?$`)
+	writtenPrio    = regexp.MustCompile(`^[01]\.\d+$`)
+	zonelessInput  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$`)
+)
+
+type fuzzURL struct {
+	XMLName    xml.Name `xml:"url"`
+	Loc        string   `xml:"loc"`
+	Lastmod    *string  `xml:"lastmod"`
+	Changefreq *string  `xml:"changefreq"`
+	Priority   *string  `xml:"priority"`
+}
+
+func FuzzAppendURL(f *testing.F) {
+	names, scopes := fuzzScopes(f)
+	index := map[string]uint8{}
+	for i, n := range names {
+		index[n] = uint8(i)
+	}
+	for _, tt := range locTests {
+		s := tt.scope
+		if s == "" {
+			s = defaultScope
+		}
+		f.Add(index[s], tt.in, "", "", "")
+		f.Add(uint8(0), tt.in, "", "", "")
+	}
+	for i, tt := range lastmodTests {
+		f.Add(uint8(1), "/a", tt.in, changefreqs[i%len(changefreqs)], "0."+strconv.Itoa(i))
+	}
+	for _, r := range allocRows {
+		f.Add(uint8(2), string(r.f.Loc), string(r.f.Lastmod), string(r.f.Changefreq), string(r.f.Priority))
+	}
+
+	// Encoders kept across inputs, so their host caches see many hosts.
+	shared := make([]*Encoder, len(scopes))
+	for i, sc := range scopes {
+		shared[i] = NewEncoder(sc, berlin)
+	}
+
+	f.Fuzz(func(t *testing.T, si uint8, loc, lastmod, changefreq, priority string) {
+		i := int(si) % len(scopes)
+		sc, e := scopes[i], shared[i]
+		row := Fields{Loc: []byte(loc), Lastmod: []byte(lastmod), Changefreq: []byte(changefreq), Priority: []byte(priority)}
+
+		dst := []byte("previous entry\n")
+		out, res := e.AppendURL(dst, row)
+
+		// A fresh encoder (empty host cache) agrees.
+		fresh, res2 := NewEncoder(sc, berlin).AppendURL([]byte("previous entry\n"), row)
+		if !bytes.Equal(out, fresh) || res != res2 {
+			t.Fatalf("shared encoder: %q %+v; fresh encoder: %q %+v", out, res, fresh, res2)
+		}
+
+		if res.Reason != OK {
+			if string(out) != "previous entry\n" {
+				t.Fatalf("rejected (%v) but dst changed: %q", res.Reason, out)
+			}
+			if res.Reason >= NumReasons || res.Reason == EntryTooLarge {
+				t.Fatalf("bad reason %v", res.Reason)
+			}
+			return
+		}
+		entry := out[len(dst):]
+		if !bytes.HasPrefix(entry, []byte("<url><loc>")) || !bytes.HasSuffix(entry, []byte("</url>\n")) ||
+			bytes.Count(entry, []byte("\n")) != 1 {
+			t.Fatalf("entry %q is not one <url> line", entry)
+		}
+		var u fuzzURL
+		if err := xml.Unmarshal(entry, &u); err != nil {
+			t.Fatalf("entry %q: %v", entry, err)
+		}
+
+		// The loc, as written and as XML reads it.
+		locText := entry[len("<url><loc>"):bytes.Index(entry, []byte("</loc>"))]
+		if got := AppendEscaped(nil, []byte(u.Loc)); !bytes.Equal(got, locText) {
+			t.Fatalf("loc text %q is not the escaped form of %q", locText, u.Loc)
+		}
+		pu, err := url.Parse(u.Loc)
+		if err != nil || !pu.IsAbs() || (pu.Scheme != "http" && pu.Scheme != "https") || pu.User != nil || pu.Host == "" {
+			t.Fatalf("loc %q: not an absolute http(s) URL: %v", u.Loc, err)
+		}
+		outTail := u.Loc[len(pu.Scheme)+len("://")+len(pu.Host):]
+		if !strings.HasPrefix(outTail, "/") || strings.ContainsAny(outTail, "\"<>\\^`{|}[]") || !printableASCII(u.Loc) || len(u.Loc) >= maxLoc {
+			t.Fatalf("loc %q holds a byte it should not, or is too long", u.Loc)
+		}
+		if sc != nil {
+			ps, _ := url.Parse(sc.String())
+			if pu.Scheme != ps.Scheme || pu.Host != ps.Host || !strings.HasPrefix(u.Loc, sc.String()) {
+				t.Fatalf("loc %q is not under scope %q", u.Loc, sc)
+			}
+		}
+		// Encoding the loc again changes nothing.
+		again, why := e.AppendLoc(nil, []byte(u.Loc))
+		if why != OK || !bytes.Equal(again, locText) {
+			t.Fatalf("AppendLoc(%q) = %q, %v; want %q", u.Loc, again, why, locText)
+		}
+		// Without dot segments, the path, query and fragment decode to the input's.
+		if in, ok := inputTail(strings.Trim(loc, " ")); ok {
+			if pctDecode(in) != pctDecode(outTail) {
+				t.Fatalf("input tail %q decodes to %q, output tail %q to %q", in, pctDecode(in), outTail, pctDecode(outTail))
+			}
+		}
+
+		// Optional fields.
+		if res.LastmodLen > 0 {
+			if u.Lastmod == nil || *u.Lastmod != string(out[res.LastmodAt:res.LastmodAt+res.LastmodLen]) {
+				t.Fatalf("LastmodAt/Len = %d/%d do not point at the lastmod of %q", res.LastmodAt, res.LastmodLen, entry)
+			}
+			key, ok := parseLastmod(*u.Lastmod)
+			if !ok || !writtenLastmod.MatchString(*u.Lastmod) || key != res.LastmodKey {
+				t.Fatalf("lastmod %q (from %q): parses %v, key %d; want key %d", *u.Lastmod, lastmod, ok, key, res.LastmodKey)
+			}
+		} else if u.Lastmod != nil || res.LastmodKey != NoLastmod {
+			t.Fatalf("lastmod written without LastmodLen: %q", entry)
+		}
+		if (u.Lastmod == nil) != (res.Warnings&(LastmodInvalid|LastmodImprecise) != 0 || len(trimWhite(row.Lastmod)) == 0) {
+			t.Fatalf("lastmod %q: written %v, warnings %b", lastmod, u.Lastmod != nil, res.Warnings)
+		}
+		if u.Changefreq != nil {
+			if !strings.Contains(" always hourly daily weekly monthly yearly never ", " "+*u.Changefreq+" ") ||
+				!strings.EqualFold(*u.Changefreq, strings.TrimSpace(changefreq)) {
+				t.Fatalf("changefreq %q written as %q", changefreq, *u.Changefreq)
+			}
+		} else if res.Warnings&ChangefreqInvalid == 0 && len(trimWhite(row.Changefreq)) > 0 {
+			t.Fatalf("changefreq %q dropped without a warning", changefreq)
+		}
+		if u.Priority != nil {
+			p, err := strconv.ParseFloat(*u.Priority, 64)
+			q, err2 := strconv.ParseFloat(string(trimWhite(row.Priority)), 64)
+			if err != nil || err2 != nil || p < 0 || p > 1 || p != q || !writtenPrio.MatchString(*u.Priority) ||
+				(len(*u.Priority) > 3 && strings.HasSuffix(*u.Priority, "0")) {
+				t.Fatalf("priority %q written as %q", priority, *u.Priority)
+			}
+		} else if res.Warnings&PriorityInvalid == 0 && len(trimWhite(row.Priority)) > 0 {
+			t.Fatalf("priority %q dropped without a warning", priority)
+		}
+	})
+}
+
+func FuzzAppendLastmod(f *testing.F) {
+	for i, tt := range lastmodTests {
+		f.Add(tt.in, uint8(i))
+	}
+	f.Add("2024-11-03T01:30", uint8(2))    // New York, ambiguous
+	f.Add("2024-03-10T02:30", uint8(2))    // New York, skipped
+	f.Add("2024-04-07 01:45:00", uint8(4)) // Lord Howe, ambiguous half hour
+	f.Fuzz(func(t *testing.T, in string, zi uint8) {
+		tz := fuzzZones[int(zi)%len(fuzzZones)]
+		out, key, w := AppendLastmod([]byte("x"), []byte(in), tz)
+		if w != 0 {
+			if string(out) != "x" || key != NoLastmod || (w != LastmodInvalid && w != LastmodImprecise) {
+				t.Fatalf("AppendLastmod(%q) = %q, %d, %v", in, out, key, w)
+			}
+			return
+		}
+		s := string(out[1:])
+		want, ok := parseLastmod(s)
+		if !ok || !writtenLastmod.MatchString(s) || key != want {
+			t.Fatalf("AppendLastmod(%q, %v) = %q, key %d; parses %v with key %d", in, tz, s, key, ok, want)
+		}
+		// Writing the output again changes nothing.
+		again, key2, w2 := AppendLastmod(nil, out[1:], tz)
+		if string(again) != s || key2 != key || w2 != 0 {
+			t.Fatalf("AppendLastmod(%q) = %q, %d, %v; want it unchanged, key %d", s, again, key2, w2, key)
+		}
+		// A zone-less input names the instant package time gives it in tz.
+		trimmed := strings.TrimSpace(in)
+		if zonelessInput.MatchString(trimmed) {
+			norm := []byte(trimmed)
+			norm[10] = 'T'
+			if len(norm) == 16 {
+				norm = append(norm, ":00"...)
+			}
+			tt, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", string(norm), tz)
+			if err != nil || tt.UnixMicro() != key {
+				t.Fatalf("AppendLastmod(%q, %v) = %q, key %d; package time says %v (%d), %v", in, tz, s, key, tt, tt.UnixMicro(), err)
+			}
+		}
+	})
+}
+
+// inputTail returns the path, query and fragment of a loc as given, with an
+// empty path made "/", when the loc is one whose tail the encoder should
+// only re-encode: no dot segments.
+func inputTail(loc string) (string, bool) {
+	var tail string
+	switch {
+	case strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//"):
+		tail = loc
+	default:
+		i := strings.Index(loc, "//")
+		if i < 0 {
+			return "", false
+		}
+		rest := loc[i+2:]
+		j := strings.IndexAny(rest, "/?#")
+		if j < 0 {
+			j = len(rest)
+		}
+		tail = rest[j:]
+	}
+	if !strings.HasPrefix(tail, "/") {
+		tail = "/" + tail
+	}
+	path := tail
+	if j := strings.IndexAny(path, "?#"); j >= 0 {
+		path = path[:j]
+	}
+	low := strings.ToLower(path)
+	if strings.Contains(low, "/.") || strings.Contains(low, "/%2e") {
+		return "", false
+	}
+	return tail, true
+}
+
+// pctDecode decodes every valid %XX and keeps anything else, '%' included.
+func pctDecode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && hexVal[s[i+1]] >= 0 && hexVal[s[i+2]] >= 0 {
+			b.WriteByte(byte(hexVal[s[i+1]]<<4 | hexVal[s[i+2]]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,150 @@
+package shard
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func entry(n int, tag byte) []byte {
+	e := bytes.Repeat([]byte{tag}, n-1)
+	return append(e, '\n')
+}
+
+// TestCutterExactFit: a shard whose entries fill the limit to the byte is
+// not cut early, and one byte less moves the last entry to the next shard.
+func TestCutterExactFit(t *testing.T) {
+	const e = 100
+	for _, slack := range []int{0, -1} {
+		max := len(Header) + len(Footer) + 3*e + slack
+		c := NewCutter(50000, max)
+		var shards []*Shard
+		for i := range 7 {
+			if s := c.Add(entry(e, 'a'+byte(i)), NoLastmod, nil); s != nil {
+				shards = append(shards, s)
+			}
+		}
+		shards = append(shards, c.Flush())
+		want := 3
+		if slack < 0 {
+			want = 2
+		}
+		if shards[0].URLs != want {
+			t.Errorf("slack %d: first shard has %d entries, want %d", slack, shards[0].URLs, want)
+		}
+		if slack == 0 && len(shards[0].Data) != max {
+			t.Errorf("exact fit: shard is %d bytes, limit %d", len(shards[0].Data), max)
+		}
+	}
+}
+
+// TestCutterProperty: over random small entries and limits, every shard is
+// within both limits, is closed only when the next entry would not fit, and
+// the shards hold every entry once, in order.
+func TestCutterProperty(t *testing.T) {
+	for seed := range 300 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		maxURLs := 1 + rng.IntN(60)
+		maxEntry := 1 + rng.IntN(200)
+		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		c := NewCutter(maxURLs, maxBytes)
+		var in, out []byte
+		var shards []*Shard
+		keep := func(s *Shard) {
+			if s != nil {
+				shards = append(shards, &Shard{Num: s.Num, URLs: s.URLs, Data: append([]byte(nil), s.Data...)})
+				c.Recycle(s)
+			}
+		}
+		for i := range 500 {
+			e := entry(1+rng.IntN(maxEntry), 'a'+byte(i%26))
+			in = append(in, e...)
+			keep(c.Add(e, NoLastmod, nil))
+		}
+		keep(c.Flush())
+		for i, s := range shards {
+			if s.Num != i+1 || s.URLs < 1 || s.URLs > maxURLs || len(s.Data) > maxBytes {
+				t.Fatalf("seed %d: shard %d (num %d): %d URLs, %d bytes; limits %d, %d", seed, i, s.Num, s.URLs, len(s.Data), maxURLs, maxBytes)
+			}
+			body := bytes.TrimSuffix(bytes.TrimPrefix(s.Data, []byte(Header)), []byte(Footer))
+			if len(body)+len(Header)+len(Footer) != len(s.Data) || bytes.Count(body, []byte("\n")) != s.URLs {
+				t.Fatalf("seed %d: shard %d is not Header + %d entries + Footer", seed, i, s.URLs)
+			}
+			if i+1 < len(shards) {
+				next := shards[i+1].Data[len(Header):]
+				next = next[:bytes.IndexByte(next, '\n')+1]
+				if s.URLs < maxURLs && len(s.Data)+len(next) <= maxBytes {
+					t.Fatalf("seed %d: shard %d closed at %d bytes with room for the next %d-byte entry (limit %d)", seed, i, len(s.Data), len(next), maxBytes)
+				}
+			}
+			out = append(out, body...)
+		}
+		if !bytes.Equal(in, out) {
+			t.Fatalf("seed %d: entries lost, duplicated or reordered", seed)
+		}
+	}
+}
+
+func TestCutterLastmod(t *testing.T) {
+	c := NewCutter(3, 1<<20)
+	c.Add(entry(10, 'a'), 5, []byte("2024-01-05"))
+	c.Add(entry(10, 'b'), 9, []byte("2024-01-09"))
+	c.Add(entry(10, 'c'), NoLastmod, nil)
+	s := c.Add(entry(10, 'd'), NoLastmod, nil)
+	if s == nil || string(s.Lastmod()) != "2024-01-09" || s.LastmodKey != 9 {
+		t.Fatalf("newest lastmod of the first shard: %q", s.Lastmod())
+	}
+	if s := c.Flush(); s.Lastmod() != nil || s.LastmodKey != NoLastmod {
+		t.Fatalf("a shard without lastmods reports %q", s.Lastmod())
+	}
+}
+
+// TestCutterAllocs: placing an entry allocates nothing, cutting included,
+// once recycled shards are available.
+func TestCutterAllocs(t *testing.T) {
+	c := NewCutter(50000, 64<<10)
+	e := entry(200, 'x')
+	lm := []byte("2024-01-01T00:00:00Z")
+	for i := range 2000 { // warm up: grow and recycle a few shards
+		if s := c.Add(e, int64(i), lm); s != nil {
+			c.Recycle(s)
+		}
+	}
+	var key int64 = 1e6
+	allocs := testing.AllocsPerRun(10000, func() {
+		key++
+		if s := c.Add(e, key, lm); s != nil {
+			c.Recycle(s)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Add: %v allocations per entry, want 0", allocs)
+	}
+}
+
+func BenchmarkCutterAdd(b *testing.B) {
+	c := NewCutter(50000, 10485760)
+	e := entry(190, 'x')
+	b.SetBytes(int64(len(e)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if s := c.Add(e, int64(i), nil); s != nil {
+			c.Recycle(s)
+		}
+	}
+}
+
+func ExampleCutter() {
+	c := NewCutter(2, 1<<20)
+	for _, loc := range []string{"a", "b", "c"} {
+		if s := c.Add(fmt.Appendf(nil, "<url><loc>https://example.com/%s</loc></url>\n", loc), NoLastmod, nil); s != nil {
+			fmt.Println("shard", s.Num, s.URLs, "URLs")
+		}
+	}
+	s := c.Flush()
+	fmt.Println("shard", s.Num, s.URLs, "URLs")
+	// Output:
+	// shard 1 2 URLs
+	// shard 2 1 URLs
+}

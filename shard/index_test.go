@@ -1,0 +1,140 @@
+package shard
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+func listed(n int) []Listed {
+	ls := make([]Listed, n)
+	for i := range ls {
+		ls[i] = Listed{Name: fmt.Sprintf("s-%06d-0000000000.xml.gz", i+1), LastmodKey: NoLastmod}
+	}
+	return ls
+}
+
+// TestPlanNesting: the root lists shards directly up to fanout; beyond that,
+// levels of at most fanout entries each, every shard listed once, in order.
+func TestPlanNesting(t *testing.T) {
+	for _, tc := range []struct{ shards, fanout, indexes, direct int }{
+		{1, 1, 1, 1},
+		{1, 1000, 1, 1},
+		{1000, 1000, 1, 1},
+		{1001, 1000, 3, 2}, // 2 intermediate + root
+		{25, 5, 6, 5},      // 5 + root
+		{26, 5, 9, 6},      // 6, then 2, then root
+		{50000, 50000, 1, 1},
+	} {
+		t.Run(fmt.Sprintf("%d/%d", tc.shards, tc.fanout), func(t *testing.T) {
+			shards := listed(tc.shards)
+			ixs, err := Plan(shards, tc.fanout, "https://ex.com/", "s", "s.xml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			direct := 0
+			var order []string
+			for _, ix := range ixs {
+				if ix.Count > tc.fanout || ix.Count == 0 {
+					t.Fatalf("%s lists %d, fanout %d", ix.Name, ix.Count, tc.fanout)
+				}
+				var doc struct {
+					Locs []string `xml:"sitemap>loc"`
+				}
+				if err := xml.Unmarshal(ix.Data, &doc); err != nil {
+					t.Fatal(err)
+				}
+				if ix.Direct {
+					direct++
+					order = append(order, doc.Locs...)
+				}
+			}
+			if len(ixs) != tc.indexes || direct != tc.direct {
+				t.Fatalf("%d indexes (%d direct), want %d (%d)", len(ixs), direct, tc.indexes, tc.direct)
+			}
+			if root := ixs[len(ixs)-1]; root.Name != "s.xml" {
+				t.Fatalf("last index is %s, want the root", root.Name)
+			}
+			if len(order) != tc.shards {
+				t.Fatalf("direct indexes list %d shards, want %d", len(order), tc.shards)
+			}
+			for i, loc := range order {
+				if want := "https://ex.com/" + shards[i].Name; loc != want {
+					t.Fatalf("entry %d is %s, want %s", i, loc, want)
+				}
+			}
+		})
+	}
+	if _, err := Plan(listed(2), 1, "https://ex.com/", "s", "s.xml"); !errors.Is(err, ErrFanout) {
+		t.Fatalf("fanout 1 with 2 shards: %v", err)
+	}
+}
+
+// TestPlanLastmod: an entry's lastmod is the newest below it; none is invented.
+func TestPlanLastmod(t *testing.T) {
+	ls := listed(4)
+	ls[0].LastmodKey, ls[0].Lastmod = 10, []byte("2024-01-10")
+	ls[1].LastmodKey, ls[1].Lastmod = 30, []byte("2024-01-30T10:00:00+02:00")
+	ixs, err := Plan(ls, 2, "https://ex.com/a&b/", "s", "s.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := string(ixs[2].Data)
+	if !strings.Contains(root, "<lastmod>2024-01-30T10:00:00+02:00</lastmod>") || strings.Count(root, "<lastmod>") != 1 {
+		t.Errorf("root:\n%s", root)
+	}
+	if !strings.Contains(string(ixs[0].Data), "https://ex.com/a&amp;b/s-000001") {
+		t.Errorf("index locs not escaped:\n%s", ixs[0].Data)
+	}
+	again, _ := Plan(ls, 2, "https://ex.com/a&b/", "s", "s.xml")
+	for i := range ixs {
+		if ixs[i].Name != again[i].Name || !bytes.Equal(ixs[i].Data, again[i].Data) {
+			t.Fatalf("Plan is not deterministic")
+		}
+	}
+}
+
+func TestContentName(t *testing.T) {
+	a := ContentName("sitemap", "", 7, 6, []byte("x"), ".xml.gz")
+	b := ContentName("sitemap", "", 7, 6, []byte("y"), ".xml.gz")
+	if !strings.HasPrefix(a, "sitemap-000007-") || len(a) != len("sitemap-000007-0123456789.xml.gz") || a == b {
+		t.Fatalf("names %q %q", a, b)
+	}
+	if n := ContentName("s", "index", 12345, 4, nil, ".xml"); !strings.HasPrefix(n, "s-index-12345-") {
+		t.Fatalf("wide number: %q", n)
+	}
+}
+
+// TestCompressorRoundTrip: output is gzip of the input, and equal input gives equal output.
+func TestCompressorRoundTrip(t *testing.T) {
+	c, err := NewCompressor(6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("<url><loc>https://example.com/a</loc></url>\n"), 100000)
+	gz1, err := c.Compress(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz1 = append([]byte(nil), gz1...)
+	gz2, _ := c.Compress(data)
+	if !bytes.Equal(gz1, gz2) {
+		t.Fatal("same input, different gzip bytes")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(back, data) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if _, err := NewCompressor(11, 0); err == nil {
+		t.Fatal("level 11 accepted")
+	}
+}

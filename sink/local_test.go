@@ -1,0 +1,80 @@
+package sink
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestLocalPut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, content := range []string{"first", "second"} {
+		if err := l.Put(ctx, "sitemap.xml", []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "sitemap.xml"))
+		if err != nil || string(got) != content {
+			t.Fatalf("read back %q, %v; want %q", got, err, content)
+		}
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "sitemap.xml"))
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644 so a web server can read it", fi.Mode().Perm())
+	}
+	names, _ := l.List(ctx)
+	if !slices.Equal(names, []string{"sitemap.xml"}) {
+		t.Errorf("List = %q: temporary files left behind?", names)
+	}
+	for _, bad := range []string{"", "../x", "a/b", ".hidden"} {
+		if err := l.Put(ctx, bad, nil); err == nil {
+			t.Errorf("Put(%q) accepted", bad)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := l.Put(cctx, "late.xml", nil); err == nil {
+		t.Error("Put after cancel succeeded")
+	}
+	if err := l.Delete(ctx, "missing.xml"); err != nil {
+		t.Errorf("Delete of a missing file: %v", err)
+	}
+}
+
+// TestPrune deletes only files a run with the stem owns and keep lacks: never
+// the root, the robots lines, other stems' files or unrelated files.
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := NewLocal(dir)
+	ctx := context.Background()
+	files := []string{
+		"sitemap.xml", "sitemap-robots.txt", "index.html", "sitemap-notes.xml",
+		"sitemap-000001-0123456789.xml.gz", "sitemap-000002-abcdefabcd.xml.gz",
+		"sitemap-index-0001-0123456789.xml", "other-000001-0123456789.xml.gz",
+		".sitemap-000003-0000000000.xml.gz.123.tmp",
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleted, err := Prune(ctx, l, "sitemap", map[string]bool{"sitemap-000001-0123456789.xml.gz": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(deleted)
+	want := []string{".sitemap-000003-0000000000.xml.gz.123.tmp", "sitemap-000002-abcdefabcd.xml.gz", "sitemap-index-0001-0123456789.xml"}
+	if !slices.Equal(deleted, want) {
+		t.Fatalf("deleted %q, want %q", deleted, want)
+	}
+	left, _ := l.List(ctx)
+	if len(left) != len(files)-len(want) {
+		t.Fatalf("left %q", left)
+	}
+}
