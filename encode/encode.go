@@ -17,7 +17,8 @@ import (
 const NoLastmod int64 = math.MinInt64
 
 // Fields holds the raw values of one input row, as views into the input.
-// A nil or empty field, or one made only of white space, is absent.
+// An optional field that is nil, empty or only white space is absent (no
+// element, no warning); such a Loc is rejected as EmptyLoc.
 type Fields struct {
 	Loc, Lastmod, Changefreq, Priority []byte
 }

@@ -44,10 +44,10 @@ var byteFlags = func() (t [256]uint8) {
 }()
 
 // pathClass sorts the bytes of a path, query and fragment. Unreserved,
-// sub-delims, ':' '@' '/' '?' are copied as they are; of those, '?' (which may
-// end the path) and '&' '\” (which need XML escaping) are marked so the
-// encoder notices them on its one pass. '%' and '#' are handled apart; every
-// other byte is percent-encoded.
+// sub-delims, ':' '@' '/' '?' are copied as they are; of those, '?' (which
+// may end the path), '&' and the apostrophe (which need XML escaping) are
+// marked so the encoder notices them on its one pass. '%' and '#' are handled
+// apart; every other byte is percent-encoded.
 var pathClass = func() (t [256]uint8) {
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" +
 		"-._~" + "!$()*+,;=" + ":@/") {
@@ -110,7 +110,7 @@ func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
 }
 
 // appendURI appends the normalised, percent-encoded URL (not XML-escaped)
-// and reports whether it may hold '&' or '\”, which XML must escape. On
+// and reports whether it may hold '&' or an apostrophe, which XML must escape. On
 // rejection the returned slice holds garbage past the original length.
 func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 	s := trimSpace(raw)
@@ -207,7 +207,7 @@ func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte) ([]byte, Rea
 		dst = append(dst, "http://"...)
 	}
 
-	host, port, hasPort := auth, []byte(nil), false
+	host, port := auth, []byte(nil)
 	if len(auth) > 0 && auth[0] == '[' {
 		i := bytes.IndexByte(auth, ']')
 		if i < 0 {
@@ -218,10 +218,10 @@ func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte) ([]byte, Rea
 			if tail[0] != ':' {
 				return dst, BadHost
 			}
-			port, hasPort = tail[1:], true
+			port = tail[1:]
 		}
 	} else if i := bytes.IndexByte(auth, ':'); i >= 0 {
-		host, port, hasPort = auth[:i], auth[i+1:], true
+		host, port = auth[:i], auth[i+1:]
 	}
 	if len(host) == 0 {
 		return dst, BadHost
@@ -230,7 +230,7 @@ func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte) ([]byte, Rea
 	if dst, r = e.appendHost(dst, host); r != OK {
 		return dst, r
 	}
-	if hasPort && len(port) > 0 {
+	if len(port) > 0 { // "host:" has an empty port, dropped
 		n, ok := parsePort(port)
 		if !ok {
 			return dst, BadPort
@@ -352,7 +352,7 @@ func parsePort(p []byte) (int, bool) {
 // fragment, and every other byte (non-ASCII UTF-8, space, "<>\^`{|}[], a
 // second '#', a stray '%') becomes %XX. It also returns where in dst the path
 // ends (at the first '?' or '#', else len(dst)) and whether the text holds
-// '&' or '\”, which XML must escape.
+// '&' or an apostrophe, which XML must escape.
 func appendPercent(dst, s []byte) (_ []byte, pathEnd int, xml bool) {
 	pathEnd = -1
 	fragment := false

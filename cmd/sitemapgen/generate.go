@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,6 +100,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if err != nil {
 		return exitUsage // flag has printed the error and the usage
+	}
+	if slices.Contains(inputs, "-") {
+		stdin = cancelable(ctx, stdin)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg, closeOut, err := f.config(inputs, stdin, log)
@@ -262,4 +266,17 @@ func printDefaults(fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(fs.Output(), line)
 	})
+}
+
+// cancelable returns a reader of r whose Read returns as soon as ctx is done.
+// A read from a terminal or a pipe can block for ever; without this an
+// interrupted run waiting for standard input would never stop.
+func cancelable(ctx context.Context, r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err)
+	}()
+	context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+	return pr
 }

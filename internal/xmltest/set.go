@@ -106,9 +106,7 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 		if err != nil {
 			t.Fatalf("robots lines: %v", err)
 		}
-		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			s.Robots = append(s.Robots, l)
-		}
+		s.Robots = strings.Split(strings.TrimSpace(string(data)), "\n")
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
