@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// TestEncodeBatchAllocs: the worker's per-row path allocates nothing once a
+// recycled batch's buffers have grown, accepted and rejected rows alike.
+func TestEncodeBatchAllocs(t *testing.T) {
+	var input bytes.Buffer
+	input.WriteString("loc,lastmod,changefreq,priority\n")
+	for i := range 2000 {
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&input, "https://example.com/site/über/%d?a=1&b='x',2024-01-02T10:00+02:00,Daily,0.5\n", i)
+		case 1:
+			fmt.Fprintf(&input, "https://elsewhere.example/%d,,,\n", i)
+		default:
+			fmt.Fprintf(&input, "https://example.com/site/p/%d,2024-01-02,weekly,1\n", i)
+		}
+	}
+	sc := NewCSVScanner(bytes.NewReader(input.Bytes()), "t.csv", CSVOptions{})
+	b := new(Batch)
+	if err := sc.Fill(b, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	enc := encode.NewEncoder(mustScope(t, testBase), nil)
+	reset := func() {
+		b.Out, b.Ends, b.LmKey, b.LmAt, b.LmLen = b.Out[:0], b.Ends[:0], b.LmKey[:0], b.LmAt[:0], b.LmLen[:0]
+		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+	}
+	encodeBatch(enc, b, 1<<20)
+	if len(b.Ends) != 1600 || len(b.Rejects) != 400 {
+		t.Fatalf("%d accepted, %d rejected; want 1600, 400", len(b.Ends), len(b.Rejects))
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		reset()
+		encodeBatch(enc, b, 1<<20)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per batch of %d rows, want 0", allocs, b.Len())
+	}
+}
