@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+)
+
+func gz(t *testing.T, s string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestInputFormats: CSV with a BOM, CRLF, reordered and extra columns and
+// quoting; a gzipped text list; a headerless CSV; a renamed loc column; all
+// read in the order given, rejects naming the right file and line.
+func TestInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"a.csv": []byte("\ufeffpriority,extra,LOC,lastmod\r\n" +
+			"0.5,x," + base + "a1,2024-05-01\r\n" +
+			"1,\"y,z\",\"" + base + "a2?q=\"\"v\"\"\",\r\n" +
+			",," + base + "a3,\r\n"),
+		"b.txt.gz": gz(t, base+"b1,with,commas\n\n"+base+"b2\nhttps://other.example/b3\n"),
+		"c.csv":    []byte(base + "c1,2024-01-01,daily,0.1\n" + base + "c2\n"),
+		"d.csv":    []byte("URL\n" + base + "d1\n"),
+	}
+	var args []string
+	for _, n := range []string{"a.csv", "b.txt.gz", "c.csv"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, files[n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	out, rejects := filepath.Join(dir, "out"), filepath.Join(dir, "rejects.csv")
+	code, _, stderr := sitemapgen(t, "", append([]string{"generate", "--public-url", base, "--out", out, "--rejects", rejects}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	set := xmltest.ReadSet(t, out, base, "sitemap.xml", "")
+	var got []string
+	for _, u := range set.Shards[0].URLs {
+		got = append(got, strings.TrimPrefix(u.Loc, base)+"|"+u.Lastmod+"|"+u.Changefreq+"|"+u.Priority)
+	}
+	want := []string{
+		"a1|2024-05-01||0.5", `a2?q=%22v%22|||1.0`, "a3|||",
+		"b1,with,commas|||", "b2|||",
+		"c1|2024-01-01|daily|0.1", "c2|||",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("published:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	b, _ := os.ReadFile(rejects)
+	recs, _ := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if len(recs) != 2 || recs[1][0] != args[1] || recs[1][1] != "4" || recs[1][2] != "out_of_scope" {
+		t.Errorf("rejects = %q; want b.txt.gz line 4 out_of_scope", recs)
+	}
+
+	// A renamed loc column.
+	p := filepath.Join(dir, "d.csv")
+	os.WriteFile(p, files["d.csv"], 0o644)
+	out2 := filepath.Join(dir, "out2")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out2, "--loc-column", "url", p); code != 0 {
+		t.Fatalf("--loc-column: exit %d\n%s", code, stderr)
+	}
+	if s := xmltest.ReadSet(t, out2, base, "sitemap.xml", ""); s.Shards[0].URLs[0].Loc != base+"d1" {
+		t.Errorf("--loc-column: got %+v", s.Shards[0].URLs)
+	}
+}
+
+func TestCorruptGzip(t *testing.T) {
+	dir := t.TempDir()
+	data := gz(t, strings.Repeat(base+"page\n", 10000))
+	data[len(data)/2] ^= 0xff
+	p := filepath.Join(dir, "broken.csv.gz")
+	os.WriteFile(p, data, 0o644)
+	out := filepath.Join(dir, "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, p)
+	if code != 1 || !strings.Contains(stderr, "broken.csv.gz") {
+		t.Fatalf("exit %d, want 1 naming the file:\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("failed run left %d files", len(ents))
+	}
+}
