@@ -23,6 +23,9 @@ var (
 	ErrQuote = errors.New("bad CSV quoting")
 	// ErrNoLocColumn: the header names no loc column.
 	ErrNoLocColumn = errors.New("CSV header has no loc column")
+	// ErrMissingColumn: the header lacks an optional column mapped to a
+	// name other than its default.
+	ErrMissingColumn = errors.New("CSV header lacks a mapped column")
 	// ErrRecordTooLong: a record longer than MaxRecordBytes.
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
 
@@ -557,10 +560,19 @@ func (s *CSVScanner) mapHeader(buf []byte) (bool, error) {
 	if s.col[Loc] < 0 {
 		return true, &ParseError{Source: s.source, Line: s.line, Err: s.noLocError()}
 	}
+	// A missing optional column is normal, but one the user named on
+	// purpose is a typo or a changed export: stop rather than drop a field.
+	for c := Lastmod; c < NumColumns; c++ {
+		if s.col[c] < 0 && !strings.EqualFold(s.names[c], defaultColumnNames[c]) {
+			return true, &ParseError{Source: s.source, Line: s.line,
+				Err: fmt.Errorf("%w: no column named %q (the header has %s)", ErrMissingColumn, s.names[c], s.headerList())}
+		}
+	}
 	return true, nil
 }
 
-func (s *CSVScanner) noLocError() error {
+// headerList quotes the header's names for a message, at most 20 of them.
+func (s *CSVScanner) headerList() string {
 	const show = 20
 	var cols strings.Builder
 	for k, h := range s.header {
@@ -573,10 +585,14 @@ func (s *CSVScanner) noLocError() error {
 		}
 		fmt.Fprintf(&cols, "%q", h)
 	}
+	return cols.String()
+}
+
+func (s *CSVScanner) noLocError() error {
 	return fmt.Errorf("%w: none of its columns (%s) is named %q; "+
 		"name the column that holds the URLs with --loc-column "+
 		"(a file without a header must start with a URL: http://, https:// or /)",
-		ErrNoLocColumn, cols.String(), s.names[Loc])
+		ErrNoLocColumn, s.headerList(), s.names[Loc])
 }
 
 // looksLikeURL reports whether a first field makes the input headerless.

@@ -157,6 +157,7 @@ func TestBadInput(t *testing.T) {
 		{"empty file", []string{write("empty.csv", "")}, 1, []string{"empty.csv", "no data rows"}},
 		{"header only", []string{write("header.csv", "loc,lastmod\n")}, 1, []string{"header.csv", "no data rows"}},
 		{"no loc column", []string{write("noloc.csv", "url,lastmod\n"+base+"a,2024-01-01\n")}, 1, []string{"noloc.csv", "loc", "--loc-column"}},
+		{"mapped column missing", []string{"--lastmod-column", "modified", write("nomod.csv", "loc,lastmod\n"+base+"a,2024-01-01\n")}, 1, []string{"nomod.csv:1", `"modified"`}},
 		{"broken quote", []string{write("quote.csv", "loc\n"+base+"a\n\""+base+"b\n"+base+"c\n")}, 1, []string{"quote.csv:3"}},
 		{"bare quote", []string{write("bare.csv", "loc\n"+base+"a\"b\n")}, 1, []string{"bare.csv:2"}},
 		{"all rejected", []string{write("bad.csv", "loc\nhttps://other.example/a\n")}, 1, []string{"no URLs to publish"}},
