@@ -39,6 +39,7 @@ type Config struct {
 	Fanout    int           // entries per index
 	Workers   int           // encoding goroutines (0: GOMAXPROCS)
 	GzipLevel int           // 1..9
+	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
 	LastmodTZ *time.Location
 	Columns   [NumColumns]string // input column names ("" = default)
 	Rejects   io.Writer          // CSV of rejected rows (nil: none)
@@ -190,8 +191,13 @@ func (r *run) generate(ctx context.Context) error {
 		defer close(toCompress)
 		return r.cut(ctx, toCut, toCompress)
 	})
-	// Two compressors: one compresses while the other writes.
-	for range 2 {
+	// pgzip: two compressors, so one compresses while the other writes.
+	// Single streams: one per core, plus one to overlap the writes.
+	compressors := 2
+	if cfg.GzipProcs == 1 {
+		compressors = runtime.GOMAXPROCS(0) + 1
+	}
+	for range compressors {
 		g.Go(func() error { return r.compress(ctx, toCompress) })
 	}
 	return g.Wait()
@@ -393,7 +399,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 
 // compress gzips shards and writes them to the sink.
 func (r *run) compress(ctx context.Context, in <-chan *shard.Shard) error {
-	c, err := shard.NewCompressor(r.cfg.GzipLevel, 0)
+	c, err := shard.NewCompressor(r.cfg.GzipLevel, r.cfg.GzipProcs)
 	if err != nil {
 		return err
 	}

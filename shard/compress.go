@@ -3,29 +3,52 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
 )
 
-// Compressor gzips whole files with klauspost/pgzip, which splits the stream
-// into blocks compressed on all cores. It reuses its writer and buffer, so a
+// Compressor gzips whole files. It reuses its writer and buffer, so a
 // Compressor is not safe for concurrent use.
+//
+// Two ways to keep every core busy, measured in bench/README.md: one
+// Compressor spreading each file over all cores (klauspost/pgzip splits the
+// stream into blocks), or one single-stream Compressor per core, each taking
+// whole files (klauspost/compress/gzip).
 type Compressor struct {
-	w   *pgzip.Writer
+	w   gzipWriter
 	out bytes.Buffer
 }
 
-// NewCompressor returns a Compressor for a gzip level (1..9, or -1 for the
-// library's default) that uses up to procs goroutines (0: GOMAXPROCS).
+// gzipWriter is what pgzip.Writer and gzip.Writer have in common.
+type gzipWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// NewCompressor returns a Compressor for a gzip level (1..9) that compresses
+// one file on up to procs goroutines: 1 is a single stream, 0 means GOMAXPROCS.
 func NewCompressor(level, procs int) (*Compressor, error) {
-	c := &Compressor{}
-	w, err := pgzip.NewWriterLevel(&c.out, level)
-	if err != nil {
-		return nil, fmt.Errorf("gzip level %d: %w", level, err)
+	if level < 1 || level > 9 {
+		return nil, fmt.Errorf("gzip level %d: must be 1..9", level)
 	}
 	if procs <= 0 {
 		procs = runtime.GOMAXPROCS(0)
+	}
+	c := &Compressor{}
+	if procs == 1 {
+		w, err := gzip.NewWriterLevel(&c.out, level)
+		if err != nil {
+			return nil, fmt.Errorf("gzip level %d: %w", level, err)
+		}
+		c.w = w
+		return c, nil
+	}
+	w, err := pgzip.NewWriterLevel(&c.out, level)
+	if err != nil {
+		return nil, fmt.Errorf("gzip level %d: %w", level, err)
 	}
 	// 1 MiB blocks: a full 10 MiB shard gives every core several blocks.
 	if err := w.SetConcurrency(1<<20, procs*2); err != nil {

@@ -112,7 +112,13 @@ func TestContentName(t *testing.T) {
 
 // TestCompressorRoundTrip: output is gzip of the input, and equal input gives equal output.
 func TestCompressorRoundTrip(t *testing.T) {
-	c, err := NewCompressor(6, 0)
+	for _, procs := range []int{0, 1, 2} {
+		t.Run(fmt.Sprint("procs", procs), func(t *testing.T) { testCompressor(t, procs) })
+	}
+}
+
+func testCompressor(t *testing.T, procs int) {
+	c, err := NewCompressor(6, procs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +140,7 @@ func TestCompressorRoundTrip(t *testing.T) {
 	if err != nil || !bytes.Equal(back, data) {
 		t.Fatalf("round trip: %v", err)
 	}
-	if _, err := NewCompressor(11, 0); err == nil {
+	if _, err := NewCompressor(11, procs); err == nil {
 		t.Fatal("level 11 accepted")
 	}
 }

@@ -1,0 +1,303 @@
+// Command e2e is sitemapgen's end-to-end benchmark. In one process it
+// generates (or reuses) a CSV of N realistic rows, runs the whole pipeline to
+// a local folder, and measures the limit on the same machine in the same run:
+// compressing the same uncompressed XML with the same compressor, level and
+// cores. It prints rows/s, MB/s, the ratio to the limit, peak RSS,
+// allocations per row and the busy time of each stage, as medians of -runs
+// interleaved runs.
+//
+//	go run ./bench/cmd/e2e -rows 1000000 -min-ratio 0.5
+//
+// It exits 1 when the median ratio falls below -min-ratio: CI uses that to
+// catch gross regressions without ever comparing absolute times.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sitemapgen/sitemapgen/bench"
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+func main() {
+	rows := flag.Int("rows", 1_000_000, "input rows")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "sitemapgen-bench"), "folder for the generated input (reused) and the output")
+	runs := flag.Int("runs", 3, "interleaved runs; figures are medians")
+	level := flag.Int("gzip-level", 6, "gzip level")
+	procs := flag.Int("gzip-procs", 0, "goroutines per shard: 0 = pgzip on all cores, 1 = one single-stream gzip per core")
+	limitBytes := flag.Int64("limit-bytes", 4<<30, "measure the compression limit on at most this many uncompressed bytes")
+	minRatio := flag.Float64("min-ratio", 0, "exit 1 when the median end-to-end/limit ratio is below this")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last pipeline run")
+	flag.Parse()
+
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		fail(err)
+	}
+	in, err := input(*dir, *rows)
+	if err != nil {
+		fail(err)
+	}
+	scope, err := encode.ParseScope("https://www.example.com/")
+	if err != nil {
+		fail(err)
+	}
+
+	var res []result
+	for i := range *runs {
+		r, err := once(in, *dir, scope, *level, *procs, *limitBytes, i == *runs-1, *cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		res = append(res, r)
+		fmt.Fprintf(os.Stderr, "run %d: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
+			i+1, r.rowsPerSec(), r.limitRowsPerSec(), r.ratio(), r.rss>>20)
+	}
+	m := median(res)
+	mode := "pgzip, all cores per shard"
+	if *procs == 1 {
+		mode = "one gzip stream per shard, a shard per core"
+	}
+	fmt.Printf("| metric | median of %d runs |\n|---|---|\n", len(res))
+	fmt.Printf("| rows | %d |\n", m.rows)
+	fmt.Printf("| cores (GOMAXPROCS) | %d |\n", runtime.GOMAXPROCS(0))
+	fmt.Printf("| gzip | level %d, %s |\n", *level, mode)
+	fmt.Printf("| end-to-end | %.2f s, %.0f rows/s, %.0f MB/s uncompressed XML |\n", m.seconds, m.rowsPerSec(), float64(m.xml)/m.seconds/1e6)
+	fmt.Printf("| compression limit (same bytes, compressor, level, cores) | %.0f rows/s |\n", m.limitRowsPerSec())
+	fmt.Printf("| **end-to-end / limit** | **%.2f** |\n", m.ratio())
+	fmt.Printf("| peak RSS | %d MiB |\n", m.rss>>20)
+	fmt.Printf("| allocations per row | %.5f |\n", m.allocsPerRow)
+	fmt.Printf("| output | %d MB XML, %d MB gzip, %d shards |\n", m.xml/1e6, m.gz/1e6, m.shards)
+	fmt.Printf("| stage busy time (s, summed over goroutines) | %s |\n", m.stages)
+	if m.ratio() < *minRatio {
+		fmt.Printf("FAIL: end-to-end is %.2f of the compression limit, below %.2f\n", m.ratio(), *minRatio)
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "e2e:", err)
+	os.Exit(1)
+}
+
+// input returns a generated CSV of n rows in dir, writing it on first use.
+func input(dir string, n int) (string, error) {
+	path := filepath.Join(dir, "urls-"+strconv.Itoa(n)+".csv")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	fmt.Fprintf(os.Stderr, "generating %d rows into %s\n", n, path)
+	f, err := os.CreateTemp(dir, "gen-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(bench.CSVHeader)
+	g := bench.NewGenerator(1, "https://www.example.com/")
+	var buf []byte
+	for range n {
+		buf = g.AppendCSV(buf[:0])
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return path, os.Rename(f.Name(), path)
+}
+
+type result struct {
+	rows, xml, gz      int64
+	shards             int
+	seconds, limitSecs float64 // limitSecs is scaled to all xml bytes
+	rss                int64
+	allocsPerRow       float64
+	stages             string
+	stageSecs          map[string]float64
+}
+
+func (r result) rowsPerSec() float64      { return float64(r.rows) / r.seconds }
+func (r result) limitRowsPerSec() float64 { return float64(r.rows) / r.limitSecs }
+func (r result) ratio() float64           { return r.limitSecs / r.seconds }
+
+// once runs the pipeline, then measures the compression limit on its output.
+func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
+	out, err := os.MkdirTemp(dir, "out-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(out)
+	snk, err := sink.NewLocal(out)
+	if err != nil {
+		return result{}, err
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	if last && cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return result{}, err
+		}
+		pprof.StartCPUProfile(f)
+		defer f.Close()
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	start := time.Now()
+	rep, err := pipeline.Run(context.Background(), pipeline.Config{
+		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
+		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: level, GzipProcs: procs,
+	})
+	secs := time.Since(start).Seconds()
+	if last && cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	runtime.ReadMemStats(&ms1)
+	if err != nil {
+		return result{}, err
+	}
+	r := result{rows: rep.URLs, xml: rep.BytesUncompressed, gz: rep.BytesCompressed, shards: rep.Shards,
+		seconds: secs, rss: peakRSS(), allocsPerRow: float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)}
+	r.stageSecs = rep.StageSeconds
+	r.stages = stageString(rep.StageSeconds)
+
+	limit, measured, err := compressionLimit(out, rep.Files, level, procs, limitBytes)
+	if err != nil {
+		return result{}, err
+	}
+	r.limitSecs = limit * float64(rep.BytesUncompressed) / float64(measured)
+	return r, nil
+}
+
+// compressionLimit decompresses the run's shards (untimed) and times
+// compressing them again the way the pipeline does, with nothing else to do.
+// It returns the seconds and the bytes measured.
+func compressionLimit(dir string, files []string, level, procs int, maxBytes int64) (float64, int64, error) {
+	var shards [][]byte
+	var total int64
+	for _, name := range files {
+		if !strings.HasSuffix(name, ".xml.gz") || total >= maxBytes {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0, 0, err
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return 0, 0, err
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			return 0, 0, err
+		}
+		shards = append(shards, raw)
+		total += int64(len(raw))
+	}
+	workers := 1
+	if procs == 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var comps []*shard.Compressor
+	for range workers {
+		c, err := shard.NewCompressor(level, procs)
+		if err != nil {
+			return 0, 0, err
+		}
+		comps = append(comps, c)
+	}
+	work := make(chan []byte)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, c := range comps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range work {
+				c.Compress(s)
+			}
+		}()
+	}
+	for _, s := range shards {
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	shards = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	return secs, total, nil
+}
+
+func stageString(s map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"read", "encode", "cut", "compress", "write"} {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, s[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// median returns, field by field, the median of the runs.
+func median(rs []result) result {
+	pick := func(f func(result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	m := rs[0]
+	m.seconds = pick(func(r result) float64 { return r.seconds })
+	m.limitSecs = pick(func(r result) float64 { return r.limitSecs })
+	m.rss = int64(pick(func(r result) float64 { return float64(r.rss) }))
+	m.allocsPerRow = pick(func(r result) float64 { return r.allocsPerRow })
+	st := map[string]float64{}
+	for k := range m.stageSecs {
+		st[k] = pick(func(r result) float64 { return r.stageSecs[k] })
+	}
+	m.stages = stageString(st)
+	return m
+}
+
+// resetPeakRSS makes the kernel restart the process's peak RSS count
+// (VmHWM) from the current RSS, so each run measures its own peak.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS reads VmHWM from /proc/self/status, in bytes; 0 when unavailable.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
