@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"fmt"
+	"io"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -30,11 +33,11 @@ type Counts struct {
 }
 
 func (c *Counts) add(reason string, n int64) {
-	if n == 0 {
-		return
-	}
 	if c.ByReason == nil {
 		c.ByReason = map[string]int64{}
+	}
+	if n == 0 {
+		return
 	}
 	c.ByReason[reason] += n
 	c.Total += n
@@ -53,10 +56,11 @@ type Report struct {
 	BytesCompressed   int64              `json:"bytes_compressed"`
 	Seconds           float64            `json:"seconds"`
 	Inputs            []InputReport      `json:"inputs"`
+	Published         bool               `json:"published"`        // the new root index is in place
 	Root              string             `json:"root,omitempty"`   // URL of the root index
 	Submit            []string           `json:"submit,omitempty"` // index URLs for robots.txt / Search Console
 	Files             []string           `json:"files,omitempty"`  // files published, root last
-	Deleted           []string           `json:"deleted,omitempty"`
+	Deleted           []string           `json:"deleted"`
 	StageSeconds      map[string]float64 `json:"stage_seconds"` // busy time per stage, summed over its goroutines
 	Error             string             `json:"error,omitempty"`
 }
@@ -80,4 +84,61 @@ func (t *stageTimes) seconds() map[string]float64 {
 		"compress": float64(t.compress.Load()) / 1e9,
 		"write":    float64(t.write.Load()) / 1e9,
 	}
+}
+
+// rejectWriter writes the rejects CSV (source,row,reason,value) through one
+// reused buffer: a file of bad rows must not cost an allocation each.
+type rejectWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func newRejectWriter(w io.Writer) *rejectWriter {
+	return &rejectWriter{w: w, buf: append(make([]byte, 0, 64<<10), "source,row,reason,value\n"...)}
+}
+
+func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, value []byte) error {
+	rw.buf = appendCSVField(rw.buf, source)
+	rw.buf = append(rw.buf, ',')
+	rw.buf = strconv.AppendInt(rw.buf, row, 10)
+	rw.buf = append(rw.buf, ',')
+	rw.buf = append(rw.buf, reason.String()...)
+	rw.buf = append(rw.buf, ',')
+	rw.buf = appendCSVField(rw.buf, value)
+	rw.buf = append(rw.buf, '\n')
+	if len(rw.buf) >= 64<<10 {
+		return rw.flush()
+	}
+	return nil
+}
+
+func (rw *rejectWriter) flush() error {
+	_, err := rw.w.Write(rw.buf)
+	rw.buf = rw.buf[:0]
+	if err != nil {
+		return fmt.Errorf("rejects: %w", err)
+	}
+	return nil
+}
+
+// appendCSVField appends s as one CSV field, quoted when it needs quoting.
+func appendCSVField[T string | []byte](dst []byte, s T) []byte {
+	quote := len(s) > 0 && (s[0] == ' ' || s[len(s)-1] == ' ')
+	for i := 0; i < len(s) && !quote; i++ {
+		switch s[i] {
+		case ',', '"', '\n', '\r':
+			quote = true
+		}
+	}
+	if !quote {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, s[i])
+	}
+	return append(dst, '"')
 }

@@ -6,14 +6,13 @@ package pipeline
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -25,6 +24,10 @@ import (
 
 // ErrNoURLs reports a run in which no row was accepted; nothing is published.
 var ErrNoURLs = errors.New("no URLs to publish")
+
+// ErrPublishedIncomplete reports a run whose new root index is live but whose
+// last steps (the robots lines) failed. Report.Published is true.
+var ErrPublishedIncomplete = errors.New("the new sitemap set is published")
 
 // Config is a run's whole configuration.
 type Config struct {
@@ -69,6 +72,15 @@ func (c *Config) Validate() error {
 	case c.GzipLevel < 1 || c.GzipLevel > 9:
 		return fmt.Errorf("gzip level %d: must be 1..9", c.GzipLevel)
 	}
+	// Index <loc>s are the public URL plus a file name: both must fit the
+	// protocol's 2,048 characters, and a full index its 50 MiB.
+	longest := len(c.PublicURL.String()) + len(c.Name) + len("-index-0001-0123456789.xml") + 8
+	if longest >= 2048 {
+		return fmt.Errorf("public URL %s is too long: index <loc>s would reach %d characters (limit 2,047)", c.PublicURL, longest)
+	}
+	if perEntry := longest + len("<sitemap><loc></loc><lastmod>2006-01-02T15:04:05.000000000+00:00</lastmod></sitemap>\n"); c.Fanout*perEntry > 52428800-200 {
+		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-200)/perEntry)
+	}
 	return nil
 }
 
@@ -100,6 +112,7 @@ type run struct {
 	listed   []shard.Listed // by shard number - 1
 	written  []string       // names this run put, for cleanup on failure
 	switched bool           // the new root is in place: no cleanup after this
+	readOK   atomic.Bool    // every input was read to its end without error
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
@@ -107,7 +120,8 @@ type run struct {
 // is returned in both cases.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
-	rep := &Report{GzipLevel: cfg.GzipLevel}
+	rep := &Report{GzipLevel: cfg.GzipLevel,
+		Rejected: Counts{ByReason: map[string]int64{}}, Warnings: Counts{ByReason: map[string]int64{}}}
 	finish := func(err error) (*Report, error) {
 		rep.Seconds = time.Since(start).Seconds()
 		if err != nil {
@@ -252,6 +266,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 		}
 		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: in.name, Rows: rows})
 	}
+	r.readOK.Store(true)
 	return nil
 }
 
@@ -315,18 +330,18 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 
 // cut restores input order and packs entries into shards.
 func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard) error {
-	var rejects *csv.Writer
+	var rejects *rejectWriter
 	if r.cfg.Rejects != nil {
-		rejects = csv.NewWriter(r.cfg.Rejects)
-		if err := rejects.Write([]string{"source", "row", "reason", "value"}); err != nil {
-			return fmt.Errorf("rejects: %w", err)
-		}
+		rejects = newRejectWriter(r.cfg.Rejects)
 	}
 	var reasons [encode.NumReasons]int64
 	var warnings [numWarnings]int64
 	pending := make([]*Batch, r.depth) // a ring: the batches in flight are fewer than depth
 	var next uint64
+	var blocked time.Duration // waiting on the compressors is back-pressure, not cutting
 	send := func(s *shard.Shard) error {
+		t := time.Now()
+		defer func() { blocked += time.Since(t) }()
 		select {
 		case out <- s:
 			return nil
@@ -350,6 +365,9 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 				s := r.cutter.Add(b.Out[prev:end], b.LmKey[k], b.Out[at:at+uint32(b.LmLen[k])])
 				prev = end
 				if s != nil {
+					if r.cfg.Fanout == 1 {
+						return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
+					}
 					if err := send(s); err != nil {
 						return err
 					}
@@ -358,7 +376,9 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			for _, rj := range b.Rejects {
 				reasons[rj.Reason]++
 				if rejects != nil {
-					rejects.Write([]string{b.Source, strconv.FormatInt(rj.Line, 10), rj.Reason.String(), string(b.RejectBuf[rj.start:rj.end])})
+					if err := rejects.write(b.Source, rj.Line, rj.Reason, b.RejectBuf[rj.start:rj.end]); err != nil {
+						return err
+					}
 				}
 			}
 			for w, n := range b.Warnings {
@@ -369,13 +389,15 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			r.progress.Rows.Add(int64(b.Len()))
 			r.progress.URLs.Add(int64(len(b.Ends)))
 			r.progress.Rejected.Add(int64(len(b.Rejects)))
-			r.times.cut.Add(int64(time.Since(t)))
+			r.times.cut.Add(int64(time.Since(t) - blocked))
+			blocked = 0
 			b.reset()
 			r.free <- b
 		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if !r.readOK.Load() {
+		// The input ended early: the stage that failed reports why.
+		return nil
 	}
 	if s := r.cutter.Flush(); s != nil {
 		if err := send(s); err != nil {
@@ -389,9 +411,8 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 		r.rep.Warnings.add(encode.WarningName(w), n)
 	}
 	if rejects != nil {
-		rejects.Flush()
-		if err := rejects.Error(); err != nil {
-			return fmt.Errorf("rejects: %w", err)
+		if err := rejects.flush(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -450,7 +471,7 @@ func (r *run) publish(ctx context.Context) error {
 	}
 	base := r.cfg.PublicURL.String()
 	root := r.cfg.Name + ".xml"
-	indexes, err := shard.Plan(r.listed, r.cfg.Fanout, base, r.cfg.Name, root)
+	indexes, err := shard.Plan(r.listed, r.cfg.Fanout, r.cfg.PublicURL, r.cfg.Name, root)
 	if err != nil {
 		return err
 	}
@@ -466,13 +487,13 @@ func (r *run) publish(ctx context.Context) error {
 			robots = append(robots, "Sitemap: "+base+ix.Name+"\n"...)
 		}
 	}
-	if s, ok := r.cfg.Sink.(interface{ Sync() error }); ok {
-		// The shards' names must be durable before an index names them.
-		if err := s.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
+	for i, ix := range indexes {
+		if i == 0 || i == len(indexes)-1 {
+			// What an index names must be durable before the index is.
+			if err := r.sync(); err != nil {
+				return err
+			}
 		}
-	}
-	for _, ix := range indexes {
 		if err := r.put(ctx, ix.Name, ix.Data); err != nil {
 			return err
 		}
@@ -480,19 +501,33 @@ func (r *run) publish(ctx context.Context) error {
 		rep.Files = append(rep.Files, ix.Name)
 	}
 	r.switched = true
+	rep.Published = true
 	rep.Indexes = len(indexes)
 	rep.Root = base + root
+
+	// The new set is live: finish even if the run is being cancelled, the
+	// remaining steps take milliseconds.
+	ctx = context.WithoutCancel(ctx)
 	robotsName := r.cfg.Name + "-robots.txt"
 	if err := r.cfg.Sink.Put(ctx, robotsName, robots); err != nil {
-		// The root is already switched; the old robots lines name indexes
-		// that still exist until the next prune, so this is not fatal to readers.
-		return fmt.Errorf("write %s: %w", robotsName, err)
+		// Skip the prune: the old robots lines still name existing indexes.
+		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
+			ErrPublishedIncomplete, rep.Root, robotsName, err)
 	}
 	rep.Files = append(rep.Files, robotsName)
 	deleted, err := sink.Prune(ctx, r.cfg.Sink, r.cfg.Name, keep)
 	rep.Deleted = deleted
 	if err != nil {
 		r.log.Warn("cleanup of files the new root no longer lists failed; the next run retries", "err", err)
+	}
+	return nil
+}
+
+func (r *run) sync() error {
+	if s, ok := r.cfg.Sink.(sink.Syncer); ok {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
+		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -141,7 +142,23 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 			}
 
 			direct := map[string]bool{}
+			depth := -1
 			for _, ix := range set.Indexes {
+				shards := 0
+				for _, e := range ix.Entries {
+					if strings.HasSuffix(e.Loc, ".xml.gz") {
+						shards++
+					}
+				}
+				if shards != 0 && shards != len(ix.Entries) {
+					t.Fatalf("%s mixes sitemaps and indexes", ix.Name)
+				}
+				if shards > 0 {
+					if depth >= 0 && ix.Depth != depth {
+						t.Fatalf("sitemaps at depths %d and %d: the tree is not balanced", depth, ix.Depth)
+					}
+					depth = ix.Depth
+				}
 				if len(ix.Entries) > fanout || len(ix.Entries) == 0 {
 					t.Fatalf("%s lists %d entries, fanout %d", ix.Name, len(ix.Entries), fanout)
 				}
@@ -170,18 +187,18 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 	}
 }
 
-// failingSink fails or cancels at the n-th Put.
+// failingSink fails or cancels at the n-th Put. Compressors put
+// concurrently, hence the atomic count.
 type failingSink struct {
 	sink.Sink
-	n      int
+	n      atomic.Int64
 	cancel context.CancelFunc
 }
 
 var errInjected = errors.New("injected failure")
 
 func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
-	s.n--
-	if s.n == 0 {
+	if s.n.Add(-1) == 0 {
 		if s.cancel != nil {
 			s.cancel()
 			return ctx.Err()
@@ -189,22 +206,6 @@ func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
 		return errInjected
 	}
 	return s.Sink.Put(ctx, name, data)
-}
-
-func snapshot(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	m := map[string][]byte{}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		m[e.Name()], err = os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m
 }
 
 // TestFailedRunKeepsPreviousSet checks invariant 6: a run cancelled or failing
@@ -224,7 +225,7 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := xmltest.Snapshot(t, dir)
 	prev := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
 
 	// Count the second run's writes (shards, intermediate indexes, root, robots),
@@ -246,7 +247,8 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 			t.Run(fmt.Sprintf("put%d_cancel%v", at, cancel), func(t *testing.T) {
 				ctx, stop := context.WithCancel(context.Background())
 				defer stop()
-				fs := &failingSink{Sink: local, n: at}
+				fs := &failingSink{Sink: local}
+				fs.n.Store(int64(at))
 				if cancel {
 					fs.cancel = stop
 				}
@@ -257,7 +259,7 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 				} else if !cancel && !errors.Is(err, errInjected) || cancel && !errors.Is(err, context.Canceled) {
 					t.Fatalf("error %v does not wrap the cause", err)
 				}
-				after := snapshot(t, dir)
+				after := xmltest.Snapshot(t, dir)
 				if len(after) != len(before) {
 					t.Errorf("%d files before, %d after", len(before), len(after))
 				}
@@ -271,6 +273,25 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 					t.Errorf("previous set not reachable: %d shards, was %d", len(set.Shards), len(prev.Shards))
 				}
 			})
+		}
+	}
+
+	// A failure after the switch (writing the robots lines): the new set is
+	// live and says so; nothing is pruned, so the old robots lines still work.
+	fs := &failingSink{Sink: local}
+	fs.n.Store(int64(root + 1))
+	c.Sink = fs
+	rep, err = Run(context.Background(), c)
+	if !errors.Is(err, ErrPublishedIncomplete) || !rep.Published {
+		t.Fatalf("failure at the robots lines: err %v, published %v", err, rep.Published)
+	}
+	if set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt"); len(set.Shards) != rep.Shards {
+		t.Fatalf("new root lists %d shards, report %d", len(set.Shards), rep.Shards)
+	}
+	for _, l := range prev.Robots {
+		name := strings.TrimPrefix(l, "Sitemap: "+testBase)
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatalf("old robots line %q names a pruned file", l)
 		}
 	}
 

@@ -3,6 +3,8 @@
 // that list them.
 package shard
 
+import "github.com/sitemapgen/sitemapgen/encode"
+
 // The bytes around the entries of every sitemap file. They count towards the
 // byte limit: the limit is on the whole file.
 const (
@@ -12,8 +14,7 @@ const (
 )
 
 // NoLastmod is the LastmodKey of a shard none of whose URLs has a lastmod.
-// It equals encode.NoLastmod.
-const NoLastmod int64 = -1 << 63
+const NoLastmod = encode.NoLastmod
 
 // Shard is one sitemap file: the uncompressed bytes of the whole document
 // and what an index needs to know about it.

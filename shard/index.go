@@ -60,10 +60,10 @@ func ContentName(stem, kind string, num, width int, data []byte, ext string) str
 
 // Plan builds the index files that list sitemaps, at most fanout entries
 // each: one root named root when fanout allows, otherwise levels of
-// intermediate indexes with the root above them. base is the public folder
-// URL (normalised, ending in '/') the <loc>s are built from. The result is in
-// publishing order: deepest level first, root last.
-func Plan(sitemaps []Listed, fanout int, base, stem, root string) ([]Index, error) {
+// intermediate indexes with the root above them. The <loc>s are the names
+// under base, the public folder. The result is in publishing order: deepest
+// level first, root last.
+func Plan(sitemaps []Listed, fanout int, base *encode.Scope, stem, root string) ([]Index, error) {
 	if len(sitemaps) == 0 {
 		return nil, errors.New("no sitemaps to index")
 	}
@@ -91,14 +91,13 @@ func Plan(sitemaps []Listed, fanout int, base, stem, root string) ([]Index, erro
 	return append(out, ix), nil
 }
 
-func build(entries []Listed, base string, direct bool) Index {
+func build(entries []Listed, base *encode.Scope, direct bool) Index {
 	ix := Index{Direct: direct, Count: len(entries)}
 	ix.LastmodKey = NoLastmod
 	b := append([]byte(nil), IndexHeader...)
 	for _, e := range entries {
 		b = append(b, "<sitemap><loc>"...)
-		b = encode.AppendEscaped(b, []byte(base))
-		b = encode.AppendEscaped(b, []byte(e.Name))
+		b = base.AppendURL(b, e.Name)
 		b = append(b, "</loc>"...)
 		if e.LastmodKey != NoLastmod {
 			b = append(b, "<lastmod>"...)

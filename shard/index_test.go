@@ -9,7 +9,18 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
+
+func scope(t *testing.T, s string) *encode.Scope {
+	t.Helper()
+	sc, err := encode.ParseScope(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
 
 func listed(n int) []Listed {
 	ls := make([]Listed, n)
@@ -33,7 +44,7 @@ func TestPlanNesting(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d/%d", tc.shards, tc.fanout), func(t *testing.T) {
 			shards := listed(tc.shards)
-			ixs, err := Plan(shards, tc.fanout, "https://ex.com/", "s", "s.xml")
+			ixs, err := Plan(shards, tc.fanout, scope(t, "https://ex.com/"), "s", "s.xml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +81,7 @@ func TestPlanNesting(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Plan(listed(2), 1, "https://ex.com/", "s", "s.xml"); !errors.Is(err, ErrFanout) {
+	if _, err := Plan(listed(2), 1, scope(t, "https://ex.com/"), "s", "s.xml"); !errors.Is(err, ErrFanout) {
 		t.Fatalf("fanout 1 with 2 shards: %v", err)
 	}
 }
@@ -80,7 +91,7 @@ func TestPlanLastmod(t *testing.T) {
 	ls := listed(4)
 	ls[0].LastmodKey, ls[0].Lastmod = 10, []byte("2024-01-10")
 	ls[1].LastmodKey, ls[1].Lastmod = 30, []byte("2024-01-30T10:00:00+02:00")
-	ixs, err := Plan(ls, 2, "https://ex.com/a&b/", "s", "s.xml")
+	ixs, err := Plan(ls, 2, scope(t, "https://ex.com/a&b/"), "s", "s.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +102,7 @@ func TestPlanLastmod(t *testing.T) {
 	if !strings.Contains(string(ixs[0].Data), "https://ex.com/a&amp;b/s-000001") {
 		t.Errorf("index locs not escaped:\n%s", ixs[0].Data)
 	}
-	again, _ := Plan(ls, 2, "https://ex.com/a&b/", "s", "s.xml")
+	again, _ := Plan(ls, 2, scope(t, "https://ex.com/a&b/"), "s", "s.xml")
 	for i := range ixs {
 		if ixs[i].Name != again[i].Name || !bytes.Equal(ixs[i].Data, again[i].Data) {
 			t.Fatalf("Plan is not deterministic")

@@ -57,7 +57,7 @@ func TestPrune(t *testing.T) {
 		"sitemap.xml", "sitemap-robots.txt", "index.html", "sitemap-notes.xml",
 		"sitemap-000001-0123456789.xml.gz", "sitemap-000002-abcdefabcd.xml.gz",
 		"sitemap-index-0001-0123456789.xml", "other-000001-0123456789.xml.gz",
-		".sitemap-000003-0000000000.xml.gz.123.tmp",
+		".sitemap-000003-0000000000.xml.gz.123.tmp", ".sitemapx-000001-0123456789.xml.gz.5.tmp",
 	}
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {

@@ -22,13 +22,19 @@ type Sink interface {
 	String() string
 }
 
+// Syncer is a Sink that can make the files put so far durable, so that a
+// file naming them is never durable before they are.
+type Syncer interface {
+	Sync() error
+}
+
 // Owned reports whether name looks like a file a run with this stem writes
 // and may therefore delete: shards, intermediate indexes and temporary files.
 // The root index and the robots lines have fixed names and are never pruned.
 func Owned(stem string) *regexp.Regexp {
 	q := regexp.QuoteMeta(stem)
 	return regexp.MustCompile(`^(?:` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|` +
-		q + `-index-[0-9]{4,}-[0-9a-f]{10}\.xml|\.` + q + `[^/]*\.tmp)$`)
+		q + `-index-[0-9]{4,}-[0-9a-f]{10}\.xml|\.` + q + `[-.][^/]*\.tmp)$`)
 }
 
 // Prune deletes the files owned by stem that keep does not hold. It is the

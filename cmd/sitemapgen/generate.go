@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,6 +114,16 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitFail
 	}
 
+	var reportFile *os.File
+	if f.report != "" {
+		// Open it now: a report path that cannot be written must fail the
+		// run before anything is published, not after.
+		if reportFile, err = os.Create(f.report); err != nil {
+			closeOut()
+			fmt.Fprintf(stderr, "sitemapgen generate: --report: %v\n", err)
+			return exitFail
+		}
+	}
 	var stopProgress func()
 	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(fd.Fd())) {
 		cfg.Progress = new(pipeline.Progress)
@@ -128,8 +137,8 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		runErr = err
 		rep.Error = err.Error()
 	}
-	if f.report != "" {
-		if err := writeReport(f.report, rep); err != nil {
+	if reportFile != nil {
+		if err := writeReport(reportFile, rep); err != nil {
 			log.Error("report", "err", err)
 			if runErr == nil {
 				runErr = err
@@ -137,10 +146,13 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "sitemapgen generate: interrupted; the previous sitemap set is unchanged")
-		} else {
+		switch {
+		case rep.Published:
 			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+		case ctx.Err() != nil:
+			fmt.Fprintln(stderr, "sitemapgen generate: interrupted; the previous sitemap set is unchanged")
+		default:
+			fmt.Fprintf(stderr, "sitemapgen generate: %v; the previous sitemap set is unchanged\n", runErr)
 		}
 		return exitFail
 	}
@@ -199,14 +211,9 @@ func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logge
 		if err != nil {
 			return cfg, closeOut, fmt.Errorf("--rejects: %w", err)
 		}
-		bw := bufio.NewWriterSize(rf, 64<<10)
-		cfg.Rejects = bw
+		cfg.Rejects = rf // the pipeline buffers and flushes it before publishing
 		closeOut = func() error {
-			err := bw.Flush()
-			if cerr := rf.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
+			if err := rf.Close(); err != nil {
 				return fmt.Errorf("--rejects: %w", err)
 			}
 			return nil
@@ -215,12 +222,16 @@ func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logge
 	return cfg, closeOut, nil
 }
 
-func writeReport(path string, rep *pipeline.Report) error {
+func writeReport(f *os.File, rep *pipeline.Report) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	return nil

@@ -169,6 +169,8 @@ func TestBadInput(t *testing.T) {
 		{"max bytes", []string{"--max-bytes", "100", good}, 2, []string{"max bytes"}},
 		{"fanout", []string{"--index-fanout", "0", good}, 2, []string{"fanout"}},
 		{"tz", []string{"--lastmod-tz", "Mars/Olympus", good}, 2, []string{"--lastmod-tz"}},
+		{"public url too long", []string{"--public-url", base + strings.Repeat("a", 2020) + "/", good}, 2, []string{"too long"}},
+		{"fanout 1, two sitemaps", []string{"--index-fanout", "1", "--max-urls", "1", write("two.csv", "loc\n"+base+"a\n"+base+"b\n")}, 1, []string{"fanout 1"}},
 		{"folder input", []string{dir}, 1, []string{"folder"}},
 	}
 	for _, tc := range tests {

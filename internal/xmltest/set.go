@@ -11,6 +11,9 @@ import (
 	"testing"
 )
 
+// Namespace is the sitemap protocol's XML namespace.
+const Namespace = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
 // URL is a <url> as read back.
 type URL struct {
 	Loc        string `xml:"loc"`
@@ -73,10 +76,14 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 				t.Fatalf("%s: %v", name, err)
 			}
 			var doc struct {
-				URLs []URL `xml:"url"`
+				XMLName xml.Name
+				URLs    []URL `xml:"url"`
 			}
 			if err := xml.Unmarshal(raw, &doc); err != nil {
 				t.Fatalf("%s: %v", name, err)
+			}
+			if doc.XMLName != (xml.Name{Space: Namespace, Local: "urlset"}) {
+				t.Fatalf("%s: root element %v, want urlset in %s", name, doc.XMLName, Namespace)
 			}
 			s.Shards = append(s.Shards, Shard{Name: name, Raw: raw, URLs: doc.URLs})
 			return
@@ -88,8 +95,8 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 		if err := xml.Unmarshal(data, &doc); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if doc.XMLName.Local != "sitemapindex" {
-			t.Fatalf("%s: root element %s, want sitemapindex", name, doc.XMLName.Local)
+		if doc.XMLName != (xml.Name{Space: Namespace, Local: "sitemapindex"}) {
+			t.Fatalf("%s: root element %v, want sitemapindex in %s", name, doc.XMLName, Namespace)
 		}
 		s.Indexes = append(s.Indexes, Index{Name: name, Depth: depth, Entries: doc.Entries})
 		for _, e := range doc.Entries {
@@ -116,6 +123,22 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 		s.Files = append(s.Files, e.Name())
 	}
 	return s
+}
+
+// Snapshot returns every file in dir by name, to compare a folder before and after.
+func Snapshot(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if m[e.Name()], err = os.ReadFile(filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
 }
 
 // ValidateDir validates every .xml and .xml.gz file in dir with xmllint.
