@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -160,8 +161,8 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 					t.Fatalf("robots line %q names no index that lists shards", l)
 				}
 			}
-			if len(set.Files) != len(set.Shards)+len(set.Indexes)+1 {
-				t.Fatalf("%d files in the folder, %d reachable + robots", len(set.Files), len(set.Shards)+len(set.Indexes))
+			if len(set.Files) != len(set.Shards)+len(set.Indexes)+2 {
+				t.Fatalf("%d files in the folder, %d reachable + robots + manifest", len(set.Files), len(set.Shards)+len(set.Indexes))
 			}
 			if seed < 4 {
 				xmltest.ValidateDir(t, dir)
@@ -170,9 +171,11 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 	}
 }
 
-// failingSink fails or cancels at the n-th Put.
+// failingSink fails or cancels at the n-th Put. Uploads run concurrently:
+// the count is under a lock.
 type failingSink struct {
 	sink.Sink
+	mu     sync.Mutex
 	n      int
 	cancel context.CancelFunc
 }
@@ -180,8 +183,11 @@ type failingSink struct {
 var errInjected = errors.New("injected failure")
 
 func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
+	s.mu.Lock()
 	s.n--
-	if s.n == 0 {
+	n := s.n
+	s.mu.Unlock()
+	if n == 0 {
 		if s.cancel != nil {
 			s.cancel()
 			return ctx.Err()
@@ -227,9 +233,10 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 	before := snapshot(t, dir)
 	prev := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
 
-	// Count the second run's writes (shards, intermediate indexes, root, robots),
-	// then fail at the first, in the middle, at the first and last
-	// intermediate index and at the root itself.
+	// Count the second run's writes (shards, intermediate indexes, manifest,
+	// root, robots), then fail at the first, in the middle, at the first and
+	// last intermediate index, at the manifest (it replaced the previous one:
+	// cleanup puts that back) and at the root itself.
 	scratch, _ := sink.NewLocal(t.TempDir())
 	c := cfg
 	c.Inputs, c.Sink = []string{second}, scratch
@@ -240,8 +247,8 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 	if rep.Shards < 20 || rep.Indexes < 4 {
 		t.Fatalf("want a nested set for this test; got %d shards, %d indexes", rep.Shards, rep.Indexes)
 	}
-	root := rep.Shards + rep.Indexes
-	for _, at := range []int{1, 2, rep.Shards / 2, rep.Shards + 1, root - 1, root} {
+	manifest := rep.Shards + rep.Indexes
+	for _, at := range []int{1, 2, rep.Shards / 2, rep.Shards + 1, manifest - 1, manifest, manifest + 1} {
 		for _, cancel := range []bool{false, true} {
 			t.Run(fmt.Sprintf("put%d_cancel%v", at, cancel), func(t *testing.T) {
 				ctx, stop := context.WithCancel(context.Background())
@@ -281,7 +288,9 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
-	if len(set.Files) != len(set.Shards)+len(set.Indexes)+1 || len(rep.Deleted) == 0 {
+	// KeepGenerations is 0 here: no grace period, the old files go at once
+	// (TestGracePeriod covers keeping them).
+	if len(set.Files) != len(set.Shards)+len(set.Indexes)+2 || len(rep.Deleted) == 0 {
 		t.Errorf("after a successful run: %d files, %d shards, %d indexes; deleted %d", len(set.Files), len(set.Shards), len(set.Indexes), len(rep.Deleted))
 	}
 }
