@@ -182,7 +182,8 @@ func explain(err error, bucket string) error {
 		switch code {
 		case "NoSuchBucket":
 			return &S3Error{fmt.Sprintf("bucket %q does not exist (NoSuchBucket)", bucket), err}
-		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId":
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
+			"XAdminUserNotFound": // versitygw's InvalidAccessKeyId
 			return &S3Error{fmt.Sprintf("the store refused the credentials (%s): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile", code), err}
 		case "AccessDenied", "Forbidden":
 			return &S3Error{fmt.Sprintf("access denied to bucket %q (%s): check the credentials and the bucket policy", bucket, code), err}
