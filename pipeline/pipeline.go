@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"runtime"
 	"strconv"
@@ -135,6 +136,7 @@ type run struct {
 	files    []ManifestFile // by shard number - 1
 	written  []string       // names this run put, for cleanup on failure
 	manifest bool           // the new manifest is in place
+	unsure   bool           // the root write failed and may have landed: keep everything
 	switched bool           // the new root is in place: no cleanup after this
 }
 
@@ -256,8 +258,13 @@ func (r *run) generate(ctx context.Context) error {
 		close(toUpload)
 		return nil
 	})
+	// Uploads in flight when the run fails are let finish: an upload
+	// canceled on the client may still complete on the store after cleanup
+	// has run, leaving an object nobody deletes until the next run.
+	putCtx, stopPuts := detach(ctx, uploadGrace)
+	defer stopPuts()
 	for range cfg.Uploads {
-		g.Go(func() error { return r.upload(ctx, toUpload) })
+		g.Go(func() error { return r.upload(ctx, putCtx, toUpload) })
 	}
 	return g.Wait()
 }
@@ -497,14 +504,27 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 	return nil
 }
 
-// upload stores the shards it receives.
-func (r *run) upload(ctx context.Context, in <-chan upload) error {
+// uploadGrace bounds how long uploads in flight may go on after the run
+// has failed or been interrupted.
+const uploadGrace = 30 * time.Second
+
+// detach returns a context that is canceled grace after ctx is, so work in
+// flight when ctx ends can finish.
+func detach(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return dctx, func() { stop(); cancel() }
+}
+
+// upload stores the shards it receives under putCtx, and starts no new
+// upload once ctx is done.
+func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 	for u := range in {
 		if ctx.Err() != nil {
 			continue // drain: the run has failed
 		}
 		t := time.Now()
-		if err := r.store(ctx, u.file, u.data, true); err != nil {
+		if err := r.store(putCtx, u.file, u.data, true); err != nil {
 			return err
 		}
 		r.times.write.Add(int64(time.Since(t)))
@@ -592,6 +612,31 @@ func (r *run) putFixed(ctx context.Context, name string, data []byte) error {
 	return nil
 }
 
+// putRoot writes the root index: the switch. It is not canceled half way
+// (a PUT canceled on the client may still land); after a failure it reads
+// the root back: if the new root landed after all the run goes on as
+// switched, and if that cannot be known the run keeps every file it wrote.
+func (r *run) putRoot(ctx context.Context, name string, data []byte) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	err := r.putFixed(pctx, name, data)
+	if err == nil || r.cfg.DryRun {
+		return err
+	}
+	got, gerr := r.cfg.Sink.Get(pctx, name)
+	switch {
+	case gerr == nil && bytes.Equal(got, data):
+		r.log.Warn("the root index write reported an error but the new root is in place", "err", err)
+		return nil
+	case gerr != nil && !errors.Is(gerr, fs.ErrNotExist):
+		r.mu.Lock()
+		r.unsure = true
+		r.mu.Unlock()
+		return fmt.Errorf("%w (and whether the new root is in place is unknown: %v; its files are kept, the next run cleans up)", err, gerr)
+	}
+	return err
+}
+
 // checkShrink refuses a run whose URL count fell by more than MaxShrink
 // against the published manifest.
 func (r *run) checkShrink() error {
@@ -676,7 +721,7 @@ func (r *run) publish(ctx context.Context) error {
 	if err := r.syncSink(); err != nil {
 		return err
 	}
-	if err := r.putFixed(ctx, root, rootIx.Data); err != nil {
+	if err := r.putRoot(ctx, root, rootIx.Data); err != nil {
 		return err
 	}
 	r.switched = true
@@ -761,8 +806,12 @@ func (r *run) cleanup(ctx context.Context, before []string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	r.mu.Lock()
-	written, manifest := r.written, r.manifest
+	written, manifest, unsure := r.written, r.manifest, r.unsure
 	r.mu.Unlock()
+	if unsure {
+		r.log.Warn("cleanup after failure skipped: the new root may be in place; the next run cleans up")
+		return
+	}
 	for _, n := range written {
 		if had[n] {
 			continue
