@@ -1,16 +1,21 @@
 // Package pipeline turns input rows into a published sitemap set: it reads
 // inputs in batches, encodes them on all cores, restores input order, cuts
-// shards, compresses them and publishes shards, indexes and the root index,
-// in that order.
+// shards, compresses them, uploads them while the next ones are being made,
+// and publishes shards, indexes, the manifest and the root index, in that
+// order; then it deletes what no kept generation references.
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,11 +28,16 @@ import (
 )
 
 // ErrNoURLs reports a run in which no row was accepted; nothing is published.
+// Force does not override it: a sitemap index must list at least one sitemap.
 var ErrNoURLs = errors.New("no URLs to publish")
 
 // ErrPublishedIncomplete reports a run whose new root index is live but whose
 // last steps (the robots lines) failed. Report.Published is true.
 var ErrPublishedIncomplete = errors.New("the new sitemap set is published")
+
+// ErrShrink reports a run whose URL count fell by more than Config.MaxShrink
+// against the published manifest; nothing is published unless Config.Force.
+var ErrShrink = errors.New("URL count fell too far")
 
 // Config is a run's whole configuration.
 type Config struct {
@@ -48,7 +58,21 @@ type Config struct {
 	Rejects   io.Writer          // CSV of rejected rows (nil: none)
 	Log       *slog.Logger       // nil: discard
 	Progress  *Progress          // live counters (nil: none)
+
+	// KeepGenerations is how many earlier generations (per the manifest)
+	// stay in place after the switch, so that crawlers that fetched an older
+	// root moments ago still find its files. 0 deletes them at once.
+	KeepGenerations int
+	// MaxShrink is the fraction (0..1) by which the URL count may fall
+	// against the published manifest; a larger fall is refused (ErrShrink).
+	MaxShrink float64
+	Force     bool // publish despite MaxShrink
+	DryRun    bool // everything but the writes; Report.Plan says what would happen
+	Uploads   int  // concurrent uploads to the sink (0: DefaultUploads)
 }
+
+// DefaultUploads is the number of concurrent uploads when Config.Uploads is 0.
+const DefaultUploads = 8
 
 // batchBytes is the input read into one batch: big enough that per-batch
 // costs vanish, small enough that the reorder window stays a few MiB.
@@ -71,6 +95,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("index fanout %d: must be 1..50000", c.Fanout)
 	case c.GzipLevel < 1 || c.GzipLevel > 9:
 		return fmt.Errorf("gzip level %d: must be 1..9", c.GzipLevel)
+	case c.KeepGenerations < 0:
+		return fmt.Errorf("keep generations %d: must be 0 or more", c.KeepGenerations)
+	case !(c.MaxShrink >= 0 && c.MaxShrink <= 1):
+		return fmt.Errorf("max shrink %g: must be 0..1 (0%%..100%%)", c.MaxShrink)
+	case c.Uploads < 0:
+		return fmt.Errorf("uploads %d: must be 1 or more", c.Uploads)
 	}
 	// Index <loc>s are the public URL plus a file name: both must fit the
 	// protocol's 2,048 characters, and a full index its 50 MiB.
@@ -108,9 +138,18 @@ type run struct {
 	depth    int
 	cutter   *shard.Cutter
 
+	start   time.Time
+	before  []string                // the sink's files when the run started
+	prev    *Manifest               // the published manifest, nil if none
+	prevRaw []byte                  // its bytes, restored if the run fails after replacing it
+	known   map[string]ManifestFile // files of kept generations present in the sink
+
 	mu       sync.Mutex
 	listed   []shard.Listed // by shard number - 1
+	files    []ManifestFile // by shard number - 1
 	written  []string       // names this run put, for cleanup on failure
+	manifest bool           // the new manifest is in place
+	unsure   bool           // the root write failed and may have landed: keep everything
 	switched bool           // the new root is in place: no cleanup after this
 	readOK   atomic.Bool    // every input was read to its end without error
 }
@@ -144,7 +183,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.LastmodTZ == nil {
 		cfg.LastmodTZ = time.UTC
 	}
-	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep}
+	if cfg.Uploads == 0 {
+		cfg.Uploads = DefaultUploads
+	}
+	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, start: start}
+	rep.DryRun = cfg.DryRun
+	if cfg.DryRun {
+		rep.Plan = &Plan{Upload: []string{}, Skip: []string{}, Delete: []string{}}
+	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -158,6 +204,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return finish(fmt.Errorf("list %s: %w", cfg.Sink, err))
 	}
+	r.before = before
+	if r.prev, r.prevRaw, err = readManifest(ctx, cfg.Sink, cfg.Name); err != nil {
+		return finish(fmt.Errorf("%s: %w", cfg.Sink, err))
+	}
+	r.known = knownFiles(r.prev, before, cfg.Name)
 	err = r.generate(ctx)
 	rep.StageSeconds = r.times.seconds()
 	if err == nil {
@@ -183,6 +234,7 @@ func (r *run) generate(ctx context.Context) error {
 	toEncode := make(chan *Batch, cfg.Workers)
 	toCut := make(chan *Batch, cfg.Workers)
 	toCompress := make(chan *shard.Shard, 1)
+	toUpload := make(chan upload, cfg.Uploads)
 
 	g.Go(func() error {
 		defer close(toEncode)
@@ -205,14 +257,34 @@ func (r *run) generate(ctx context.Context) error {
 		defer close(toCompress)
 		return r.cut(ctx, toCut, toCompress)
 	})
-	// pgzip: two compressors, so one compresses while the other writes.
-	// Single streams: one per core, plus one to overlap the writes.
-	compressors := 2
+	// pgzip spreads one shard over every core: two compressors, so one
+	// compresses while the other hands over. Single streams: one per core.
+	// Then a bounded set of uploaders: uploads overlap with generation, and
+	// the shards in flight are at most Uploads queued + Uploads uploading.
+	ncomp := 2
 	if cfg.GzipProcs == 1 {
-		compressors = runtime.GOMAXPROCS(0) + 1
+		ncomp = runtime.GOMAXPROCS(0)
 	}
-	for range compressors {
-		g.Go(func() error { return r.compress(ctx, toCompress) })
+	var compressors sync.WaitGroup
+	for range ncomp {
+		compressors.Add(1)
+		g.Go(func() error {
+			defer compressors.Done()
+			return r.compress(ctx, toCompress, toUpload)
+		})
+	}
+	g.Go(func() error {
+		compressors.Wait()
+		close(toUpload)
+		return nil
+	})
+	// Uploads in flight when the run fails are let finish: an upload
+	// canceled on the client may still complete on the store after cleanup
+	// has run, leaving an object nobody deletes until the next run.
+	putCtx, stopPuts := detach(ctx, uploadGrace)
+	defer stopPuts()
+	for range cfg.Uploads {
+		g.Go(func() error { return r.upload(ctx, putCtx, toUpload) })
 	}
 	return g.Wait()
 }
@@ -418,8 +490,14 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	return nil
 }
 
-// compress gzips shards and writes them to the sink.
-func (r *run) compress(ctx context.Context, in <-chan *shard.Shard) error {
+// upload is a compressed shard on its way to the sink.
+type upload struct {
+	file ManifestFile
+	data []byte
+}
+
+// compress gzips shards and hands them to the uploaders.
+func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- upload) error {
 	c, err := shard.NewCompressor(r.cfg.GzipLevel, r.cfg.GzipProcs)
 	if err != nil {
 		return err
@@ -430,44 +508,196 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard) error {
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
-		r.times.compress.Add(int64(time.Since(t)))
 		name := shard.ContentName(r.cfg.Name, "", s.Num, 6, gz, ".xml.gz")
-		t = time.Now()
-		if err := r.put(ctx, name, gz); err != nil {
-			return err
-		}
-		r.times.write.Add(int64(time.Since(t)))
+		u := upload{file: describe(name, gz), data: bytes.Clone(gz)}
+		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
 		for len(r.listed) < s.Num {
 			r.listed = append(r.listed, shard.Listed{})
+			r.files = append(r.files, ManifestFile{})
 		}
 		r.listed[s.Num-1] = shard.Listed{Name: name, LastmodKey: s.LastmodKey, Lastmod: append([]byte(nil), s.Lastmod()...)}
+		r.files[s.Num-1] = u.file
 		r.rep.BytesUncompressed += int64(len(s.Data))
 		r.rep.BytesCompressed += int64(len(gz))
 		r.mu.Unlock()
-		r.progress.Shards.Add(1)
 		r.cutter.Recycle(s)
+		select {
+		case out <- u:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return nil
 }
 
-func (r *run) put(ctx context.Context, name string, data []byte) error {
+// uploadGrace bounds how long uploads in flight may go on after the run
+// has failed or been interrupted.
+const uploadGrace = 30 * time.Second
+
+// detach returns a context that is canceled grace after ctx is, so work in
+// flight when ctx ends can finish.
+func detach(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return dctx, func() { stop(); cancel() }
+}
+
+// upload stores the shards it receives under putCtx, and starts no new
+// upload once ctx is done.
+func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
+	for u := range in {
+		if ctx.Err() != nil {
+			continue // drain: the run has failed
+		}
+		t := time.Now()
+		if err := r.store(putCtx, u.file, u.data, true); err != nil {
+			return err
+		}
+		r.times.write.Add(int64(time.Since(t)))
+		r.progress.Shards.Add(1)
+	}
+	return nil
+}
+
+// knownFiles returns the files of the generations prev describes that the
+// sink still holds: a file of this run with the same name, size and SHA-256
+// need not be uploaded again. Fixed names (root, robots) are always written.
+func knownFiles(prev *Manifest, listed []string, stem string) map[string]ManifestFile {
+	known := map[string]ManifestFile{}
+	if prev == nil {
+		return known
+	}
+	present := make(map[string]bool, len(listed))
+	for _, n := range listed {
+		present[n] = true
+	}
+	owned := sink.Owned(stem)
+	add := func(files []ManifestFile) {
+		for _, f := range files {
+			if present[f.Name] && f.SHA256 != "" && owned.MatchString(f.Name) {
+				known[f.Name] = f
+			}
+		}
+	}
+	add(prev.Files)
+	for _, g := range prev.Previous {
+		add(g.Files)
+	}
+	return known
+}
+
+// store puts data under f.Name, unless the sink already holds these bytes
+// under that name (skip unchanged) or the run is a dry run, and counts it.
+// Names it writes are recorded for cleanup on failure; fixed names (root,
+// robots, manifest) go through putFixed instead.
+func (r *run) store(ctx context.Context, f ManifestFile, data []byte, isShard bool) error {
 	r.mu.Lock()
-	r.written = append(r.written, name)
+	k, ok := r.known[f.Name]
+	skip := ok && k.Size == f.Size && k.SHA256 == f.SHA256
+	if skip || r.cfg.DryRun {
+		if skip {
+			r.rep.Skipped.add(f.Size, isShard)
+		} else {
+			r.rep.Uploaded.add(f.Size, isShard)
+		}
+		if p := r.rep.Plan; p != nil {
+			if skip {
+				p.Skip = append(p.Skip, f.Name)
+			} else {
+				p.Upload = append(p.Upload, f.Name)
+			}
+		}
+		r.mu.Unlock()
+		return nil
+	}
+	r.written = append(r.written, f.Name)
 	r.mu.Unlock()
-	if err := r.cfg.Sink.Put(ctx, name, data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+	if err := r.cfg.Sink.Put(ctx, f.Name, data); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name, err)
+	}
+	r.mu.Lock()
+	r.rep.Uploaded.add(f.Size, isShard)
+	r.mu.Unlock()
+	return nil
+}
+
+// putFixed writes a file with a fixed name: always uploaded, never deleted
+// by cleanup.
+func (r *run) putFixed(ctx context.Context, name string, data []byte) error {
+	if !r.cfg.DryRun {
+		if err := r.cfg.Sink.Put(ctx, name, data); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cfg.DryRun {
+		r.rep.Plan.Upload = append(r.rep.Plan.Upload, name)
+	}
+	r.rep.Uploaded.add(int64(len(data)), false)
+	return nil
+}
+
+// putRoot writes the root index: the switch. It is not canceled half way
+// (a PUT canceled on the client may still land); after a failure it reads
+// the root back: if the new root landed after all the run goes on as
+// switched, and if that cannot be known the run keeps every file it wrote.
+func (r *run) putRoot(ctx context.Context, name string, data []byte) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	err := r.putFixed(pctx, name, data)
+	if err == nil || r.cfg.DryRun {
+		return err
+	}
+	got, gerr := r.cfg.Sink.Get(pctx, name)
+	switch {
+	case gerr == nil && bytes.Equal(got, data):
+		r.log.Warn("the root index write reported an error but the new root is in place", "err", err)
+		return nil
+	case gerr != nil && !errors.Is(gerr, fs.ErrNotExist):
+		r.mu.Lock()
+		r.unsure = true
+		r.mu.Unlock()
+		return fmt.Errorf("%w (and whether the new root is in place is unknown: %v; its files are kept, the next run cleans up)", err, gerr)
+	}
+	return err
+}
+
+// checkShrink refuses a run whose URL count fell by more than MaxShrink
+// against the published manifest.
+func (r *run) checkShrink() error {
+	if r.prev == nil || r.cfg.Force || r.prev.URLs == 0 {
+		return nil
+	}
+	urls, was := r.rep.URLs, r.prev.URLs
+	if float64(urls) >= float64(was)*(1-r.cfg.MaxShrink) {
+		return nil
+	}
+	return fmt.Errorf("%w: %d URLs, the published set (generation %d) has %d: -%.1f%%, more than the allowed %g%%; nothing published (force to publish anyway)",
+		ErrShrink, urls, r.prev.Generation, was, 100*float64(was-urls)/float64(was), 100*r.cfg.MaxShrink)
+}
+
+func (r *run) syncSink() error {
+	if s, ok := r.cfg.Sink.(interface{ Sync() error }); ok && !r.cfg.DryRun {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
+		}
 	}
 	return nil
 }
 
-// publish writes the index files, root last, then the robots lines, and
-// deletes what the new root no longer references.
+// publish writes the intermediate indexes, the manifest, the root index
+// and the robots lines, then deletes what neither this generation nor a kept
+// earlier one references.
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
 	rep.Shards = len(r.listed)
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
+	}
+	if err := r.checkShrink(); err != nil {
+		return err
 	}
 	base := r.cfg.PublicURL.String()
 	root := r.cfg.Name + ".xml"
@@ -475,9 +705,8 @@ func (r *run) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
+	files := append([]ManifestFile(nil), r.files...)
 	for _, l := range r.listed {
-		keep[l.Name] = true
 		rep.Files = append(rep.Files, l.Name)
 	}
 	var robots []byte
@@ -487,55 +716,119 @@ func (r *run) publish(ctx context.Context) error {
 			robots = append(robots, "Sitemap: "+base+ix.Name+"\n"...)
 		}
 	}
-	for i, ix := range indexes {
-		if i == 0 || i == len(indexes)-1 {
-			// What an index names must be durable before the index is.
-			if err := r.sync(); err != nil {
-				return err
-			}
-		}
-		if err := r.put(ctx, ix.Name, ix.Data); err != nil {
+	// The shards' names must be durable before an index names them.
+	if err := r.syncSink(); err != nil {
+		return err
+	}
+	rootIx := indexes[len(indexes)-1]
+	for _, ix := range indexes[:len(indexes)-1] {
+		f := describe(ix.Name, ix.Data)
+		if err := r.store(ctx, f, ix.Data, false); err != nil {
 			return err
 		}
-		keep[ix.Name] = true
+		files = append(files, f)
 		rep.Files = append(rep.Files, ix.Name)
+	}
+	robotsName := r.cfg.Name + "-robots.txt"
+	files = append(files, describe(root, rootIx.Data), describe(robotsName, robots))
+	m := r.newManifest(files, len(indexes))
+	raw, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	// The manifest goes in before the root: should the run die between the
+	// two, the next run still knows the files of the published root (they are
+	// the manifest's previous generation) and keeps them for the grace period.
+	if err := r.putFixed(ctx, manifestName(r.cfg.Name), append(raw, '\n')); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.manifest = true
+	r.mu.Unlock()
+	if err := r.syncSink(); err != nil {
+		return err
+	}
+	if err := r.putRoot(ctx, root, rootIx.Data); err != nil {
+		return err
 	}
 	r.switched = true
 	rep.Published = true
+	rep.Generation = m.Generation
 	rep.Indexes = len(indexes)
 	rep.Root = base + root
+	rep.Files = append(rep.Files, root)
 
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	robotsName := r.cfg.Name + "-robots.txt"
-	if err := r.cfg.Sink.Put(ctx, robotsName, robots); err != nil {
+	if err := r.putFixed(ctx, robotsName, robots); err != nil {
 		// Skip the prune: the old robots lines still name existing indexes.
 		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
 			ErrPublishedIncomplete, rep.Root, robotsName, err)
 	}
-	rep.Files = append(rep.Files, robotsName)
+	rep.Files = append(rep.Files, robotsName, manifestName(r.cfg.Name))
+
+	keep := map[string]bool{}
+	for _, f := range m.Files {
+		keep[f.Name] = true
+	}
+	for _, g := range m.Previous {
+		for _, f := range g.Files {
+			keep[f.Name] = true
+		}
+	}
+	if r.cfg.DryRun {
+		plan, err := sink.PrunePlan(ctx, r.cfg.Sink, r.cfg.Name, keep)
+		if err != nil {
+			return err
+		}
+		rep.Plan.Delete = append(rep.Plan.Delete, plan...)
+		return nil
+	}
 	deleted, err := sink.Prune(ctx, r.cfg.Sink, r.cfg.Name, keep)
 	rep.Deleted = deleted
 	if err != nil {
-		r.log.Warn("cleanup of files the new root no longer lists failed; the next run retries", "err", err)
+		r.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
 	}
 	return nil
 }
 
-func (r *run) sync() error {
-	if s, ok := r.cfg.Sink.(sink.Syncer); ok {
-		if err := s.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
+// newManifest describes this generation and the earlier ones it keeps.
+func (r *run) newManifest(files []ManifestFile, indexes int) *Manifest {
+	rep := r.rep
+	m := &Manifest{
+		Version: ManifestVersion, Generation: 1, Time: r.start.UTC().Truncate(time.Millisecond),
+		Seconds: time.Since(r.start).Seconds(), Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
+		Shards: rep.Shards, Indexes: indexes, Root: r.cfg.Name + ".xml", Files: files,
+	}
+	var gens []Generation
+	if r.prev != nil {
+		m.Generation = r.prev.Generation + 1
+		gens = append(gens, Generation{Generation: r.prev.Generation, Time: r.prev.Time, Files: r.prev.Files})
+		gens = append(gens, r.prev.Previous...)
+	} else {
+		// A set published without a manifest (an older sitemapgen, or the
+		// first run): its files are the previous generation, kept likewise.
+		owned := sink.Owned(r.cfg.Name)
+		var old []ManifestFile
+		for _, n := range r.before {
+			if owned.MatchString(n) && !strings.HasPrefix(n, ".") {
+				old = append(old, ManifestFile{Name: n})
+			}
+		}
+		if len(old) > 0 {
+			gens = append(gens, Generation{Files: old})
 		}
 	}
-	return nil
+	m.Previous = gens[:min(len(gens), r.cfg.KeepGenerations)]
+	return m
 }
 
-// cleanup removes the files a failed run wrote that were not there before:
-// nothing published references them.
+// cleanup removes the files a failed run wrote that were not there before
+// (nothing published references them), puts the previous manifest back if
+// the run had replaced it, and aborts incomplete uploads it left.
 func (r *run) cleanup(ctx context.Context, before []string) {
-	if r.switched {
+	if r.switched || r.cfg.DryRun {
 		return
 	}
 	had := make(map[string]bool, len(before))
@@ -545,14 +838,35 @@ func (r *run) cleanup(ctx context.Context, before []string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	r.mu.Lock()
-	written := r.written
+	written, manifest, unsure := r.written, r.manifest, r.unsure
 	r.mu.Unlock()
+	if unsure {
+		r.log.Warn("cleanup after failure skipped: the new root may be in place; the next run cleans up")
+		return
+	}
 	for _, n := range written {
-		if n == r.cfg.Name+".xml" || had[n] {
+		if had[n] {
 			continue
 		}
 		if err := r.cfg.Sink.Delete(ctx, n); err != nil {
 			r.log.Warn("cleanup after failure", "file", n, "err", err)
+		}
+	}
+	if manifest {
+		name := manifestName(r.cfg.Name)
+		var err error
+		if r.prevRaw != nil {
+			err = r.cfg.Sink.Put(ctx, name, r.prevRaw)
+		} else {
+			err = r.cfg.Sink.Delete(ctx, name)
+		}
+		if err != nil {
+			r.log.Warn("cleanup after failure: restore the manifest", "file", name, "err", err)
+		}
+	}
+	if a, ok := r.cfg.Sink.(sink.Aborter); ok {
+		if _, err := a.AbortIncomplete(ctx, sink.Owned(r.cfg.Name).MatchString); err != nil {
+			r.log.Warn("cleanup after failure: abort incomplete uploads", "err", err)
 		}
 	}
 }

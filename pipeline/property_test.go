@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -177,8 +177,8 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 					t.Fatalf("robots line %q names no index that lists shards", l)
 				}
 			}
-			if len(set.Files) != len(set.Shards)+len(set.Indexes)+1 {
-				t.Fatalf("%d files in the folder, %d reachable + robots", len(set.Files), len(set.Shards)+len(set.Indexes))
+			if len(set.Files) != len(set.Shards)+len(set.Indexes)+2 {
+				t.Fatalf("%d files in the folder, %d reachable + robots + manifest", len(set.Files), len(set.Shards)+len(set.Indexes))
 			}
 			if seed < 4 {
 				xmltest.ValidateDir(t, dir)
@@ -187,21 +187,29 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 	}
 }
 
-// failingSink fails or cancels at the n-th Put. Compressors put
-// concurrently, hence the atomic count.
+// failingSink fails or cancels at the n-th Put. Uploads run concurrently:
+// the count is under a lock.
 type failingSink struct {
 	sink.Sink
-	n      atomic.Int64
+	mu     sync.Mutex
+	n      int
 	cancel context.CancelFunc
 }
 
 var errInjected = errors.New("injected failure")
 
 func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
-	if s.n.Add(-1) == 0 {
+	s.mu.Lock()
+	s.n--
+	n := s.n
+	s.mu.Unlock()
+	if n == 0 {
 		if s.cancel != nil {
+			// The run is interrupted during this write, which fails. (Not
+			// ctx.Err(): writes that must not stop half way run under a
+			// context the interrupt does not cancel.)
 			s.cancel()
-			return ctx.Err()
+			return context.Canceled
 		}
 		return errInjected
 	}
@@ -228,9 +236,10 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 	before := xmltest.Snapshot(t, dir)
 	prev := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
 
-	// Count the second run's writes (shards, intermediate indexes, root, robots),
-	// then fail at the first, in the middle, at the first and last
-	// intermediate index and at the root itself.
+	// Count the second run's writes (shards, intermediate indexes, manifest,
+	// root, robots), then fail at the first, in the middle, at the first and
+	// last intermediate index, at the manifest (it replaced the previous one:
+	// cleanup puts that back) and at the root itself.
 	scratch, _ := sink.NewLocal(t.TempDir())
 	c := cfg
 	c.Inputs, c.Sink = []string{second}, scratch
@@ -241,14 +250,13 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 	if rep.Shards < 20 || rep.Indexes < 4 {
 		t.Fatalf("want a nested set for this test; got %d shards, %d indexes", rep.Shards, rep.Indexes)
 	}
-	root := rep.Shards + rep.Indexes
-	for _, at := range []int{1, 2, rep.Shards / 2, rep.Shards + 1, root - 1, root} {
+	manifest := rep.Shards + rep.Indexes
+	for _, at := range []int{1, 2, rep.Shards / 2, rep.Shards + 1, manifest - 1, manifest, manifest + 1} {
 		for _, cancel := range []bool{false, true} {
 			t.Run(fmt.Sprintf("put%d_cancel%v", at, cancel), func(t *testing.T) {
 				ctx, stop := context.WithCancel(context.Background())
 				defer stop()
-				fs := &failingSink{Sink: local}
-				fs.n.Store(int64(at))
+				fs := &failingSink{Sink: local, n: at}
 				if cancel {
 					fs.cancel = stop
 				}
@@ -278,8 +286,7 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 
 	// A failure after the switch (writing the robots lines): the new set is
 	// live and says so; nothing is pruned, so the old robots lines still work.
-	fs := &failingSink{Sink: local}
-	fs.n.Store(int64(root + 1))
+	fs := &failingSink{Sink: local, n: manifest + 2} // shards, intermediates, manifest, root, robots
 	c.Sink = fs
 	rep, err = Run(context.Background(), c)
 	if !errors.Is(err, ErrPublishedIncomplete) || !rep.Published {
@@ -302,7 +309,9 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
-	if len(set.Files) != len(set.Shards)+len(set.Indexes)+1 || len(rep.Deleted) == 0 {
+	// KeepGenerations is 0 here: no grace period, the old files go at once
+	// (TestGracePeriod covers keeping them).
+	if len(set.Files) != len(set.Shards)+len(set.Indexes)+2 || len(rep.Deleted) == 0 {
 		t.Errorf("after a successful run: %d files, %d shards, %d indexes; deleted %d", len(set.Files), len(set.Shards), len(set.Indexes), len(rep.Deleted))
 	}
 }

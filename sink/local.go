@@ -66,6 +66,18 @@ func (l *Local) Put(ctx context.Context, name string, data []byte) (err error) {
 	return nil
 }
 
+// Get returns the content of name.
+func (l *Local) Get(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(l.dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", name, err)
+	}
+	return data, nil
+}
+
 // List returns the names of the regular files in the folder.
 func (l *Local) List(ctx context.Context) ([]string, error) {
 	ents, err := os.ReadDir(l.dir)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,9 @@ import (
 const generateUsage = `Usage: sitemapgen generate [flags] INPUT...
 
 Reads every INPUT in order and writes a sitemap set: gzip shards, index files,
-the root index NAME.xml and NAME-robots.txt.
+the root index NAME.xml, NAME-robots.txt and NAME.manifest.json, to a local
+folder or to s3://bucket/prefix. Unchanged shards are not written again; files
+of the previous --keep-generations generations stay for crawlers.
 
 INPUT is a .csv file (header row naming loc, lastmod, changefreq, priority in
 any order; or no header when the first row is a URL), a .txt file (one URL per
@@ -42,6 +45,10 @@ type generateFlags struct {
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
 	columns                     [pipeline.NumColumns]string
+
+	s3Endpoint, cacheControl, maxShrink string
+	s3PathStyle, force, dryRun          bool
+	s3PartSize, uploads, keepGens       int
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -54,7 +61,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	}
 	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the files will be served from; index <loc>s are built from it (required)")
 	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: --public-url)")
-	fs.StringVar(&f.out, "out", "sitemaps", "output folder")
+	fs.StringVar(&f.out, "out", "sitemaps", "output: a local folder or s3://bucket/prefix")
 	fs.IntVar(&f.maxURLs, "max-urls", 50000, "URLs per sitemap file, 1..50000")
 	fs.IntVar(&f.maxBytes, "max-bytes", 10485760, "uncompressed bytes per sitemap file, whole file, 4096..52428800")
 	fs.IntVar(&f.fanout, "index-fanout", 1000, "sitemaps per index file, 1..50000")
@@ -64,6 +71,15 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
+	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
+	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path), as most S3-compatible stores want")
+	fs.IntVar(&f.s3PartSize, "s3-part-size", sink.DefaultPartSize>>20, "MiB: objects larger than this are uploaded in parts of this size (min 5)")
+	fs.StringVar(&f.cacheControl, "cache-control", "public, max-age=3600", "Cache-Control header of every S3 object (empty: none)")
+	fs.IntVar(&f.uploads, "uploads", pipeline.DefaultUploads, "concurrent uploads, overlapping with generation")
+	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
+	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
+	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "CSV header name of the "+n+" column")
@@ -104,7 +120,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stdin = cancelable(ctx, stdin)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg, closeOut, err := f.config(inputs, stdin, log)
+	cfg, closeOut, err := f.config(ctx, inputs, stdin, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen generate: %v\n", err)
 		if isUsage(err) {
@@ -156,8 +172,15 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return exitFail
 	}
-	log.Info("done", "rows", rep.Rows, "urls", rep.URLs, "rejected", rep.Rejected.Total,
+	msg := "done"
+	if rep.DryRun {
+		msg = "dry run: nothing written"
+		log.Info("plan", "upload", len(rep.Plan.Upload), "skip", len(rep.Plan.Skip), "delete", len(rep.Plan.Delete))
+	}
+	log.Info(msg, "rows", rep.Rows, "urls", rep.URLs, "rejected", rep.Rejected.Total,
 		"warnings", rep.Warnings.Total, "shards", rep.Shards, "indexes", rep.Indexes,
+		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
+		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted), "generation", rep.Generation,
 		"seconds", fmt.Sprintf("%.2f", rep.Seconds), "root", rep.Root)
 	for _, u := range rep.Submit {
 		fmt.Fprintf(stdout, "Sitemap: %s\n", u)
@@ -167,7 +190,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // config turns flags into a pipeline.Config. closeOut flushes and closes the
 // rejects file.
-func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logger) (cfg pipeline.Config, closeOut func() error, err error) {
+func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Reader, log *slog.Logger) (cfg pipeline.Config, closeOut func() error, err error) {
 	closeOut = func() error { return nil }
 	if len(inputs) == 0 {
 		return cfg, closeOut, usageError{errors.New("no INPUT given")}
@@ -189,21 +212,43 @@ func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logge
 	if err != nil {
 		return cfg, closeOut, usageError{fmt.Errorf("--lastmod-tz: %w", err)}
 	}
-	if strings.HasPrefix(f.out, "s3://") {
-		return cfg, closeOut, usageError{errors.New("--out s3://... is not supported yet; give a local folder")}
+	shrink, err := parsePercent(f.maxShrink)
+	if err != nil {
+		return cfg, closeOut, usageError{fmt.Errorf("--max-shrink: %w", err)}
 	}
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: stdin, PublicURL: pub, Scope: scope, Name: f.name,
 		MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, Fanout: f.fanout,
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
+		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
 	}
-	if f.workers < 1 {
+	switch {
+	case f.workers < 1:
 		return cfg, closeOut, usageError{fmt.Errorf("--workers %d: must be at least 1", f.workers)}
+	case f.uploads < 1:
+		return cfg, closeOut, usageError{fmt.Errorf("--uploads %d: must be at least 1", f.uploads)}
+	case f.keepGens < 0:
+		return cfg, closeOut, usageError{fmt.Errorf("--keep-generations %d: must be 0 or more", f.keepGens)}
+	case f.s3PartSize < 5:
+		return cfg, closeOut, usageError{fmt.Errorf("--s3-part-size %d: must be at least 5 (MiB)", f.s3PartSize)}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, closeOut, usageError{err}
 	}
-	if cfg.Sink, err = sink.NewLocal(f.out); err != nil {
+	if strings.HasPrefix(f.out, "s3://") {
+		bucket, prefix, err := sink.ParseS3URL(f.out)
+		if err != nil {
+			return cfg, closeOut, usageError{fmt.Errorf("--out: %w", err)}
+		}
+		s, err := sink.NewS3(ctx, sink.S3Options{
+			Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle,
+			CacheControl: f.cacheControl, PartSize: int64(f.s3PartSize) << 20,
+		})
+		if err != nil {
+			return cfg, closeOut, err
+		}
+		cfg.Sink = s
+	} else if cfg.Sink, err = sink.NewLocal(f.out); err != nil {
 		return cfg, closeOut, err
 	}
 	if f.rejects != "" {
@@ -220,6 +265,15 @@ func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logge
 		}
 	}
 	return cfg, closeOut, nil
+}
+
+// parsePercent reads "50%" or "50" as 0.5.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil || v < 0 || v > 100 {
+		return 0, fmt.Errorf("%q: want a percentage from 0%% to 100%%", s)
+	}
+	return v / 100, nil
 }
 
 func writeReport(f *os.File, rep *pipeline.Report) error {

@@ -1,0 +1,79 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// ManifestVersion is the format version of the manifest this code writes.
+const ManifestVersion = 1
+
+// Manifest is NAME.manifest.json: what one publish put in place, and the
+// file lists of the generations before it that are still kept for crawlers
+// that fetched an older root. The next run reads it to skip unchanged files,
+// to check the URL count and to know which files it may delete.
+type Manifest struct {
+	Version    int            `json:"version"`
+	Generation int64          `json:"generation"` // 1 for the first publish, +1 each publish
+	Time       time.Time      `json:"time"`       // when the run started, UTC
+	Seconds    float64        `json:"seconds"`    // how long it ran until the manifest was written
+	Rows       int64          `json:"rows"`
+	URLs       int64          `json:"urls"`
+	Rejected   int64          `json:"rejected"`
+	Shards     int            `json:"shards"`
+	Indexes    int            `json:"indexes"`
+	Root       string         `json:"root"`
+	Files      []ManifestFile `json:"files"`              // shards in order, intermediate indexes, root, robots
+	Previous   []Generation   `json:"previous,omitempty"` // newest first, at most the kept generations
+}
+
+// ManifestFile is one file of a generation. Size and SHA256 describe its
+// bytes as stored (a shard's gzip bytes).
+type ManifestFile struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Generation is an earlier publish, kept for the grace period.
+type Generation struct {
+	Generation int64          `json:"generation"` // 0: files found without a manifest
+	Time       time.Time      `json:"time"`
+	Files      []ManifestFile `json:"files"`
+}
+
+func describe(name string, data []byte) ManifestFile {
+	sum := sha256.Sum256(data)
+	return ManifestFile{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// manifestName is the manifest's file name for a stem.
+func manifestName(stem string) string { return stem + ".manifest.json" }
+
+// readManifest returns the published manifest and its bytes, or nil, nil, nil
+// when there is none.
+func readManifest(ctx context.Context, r interface {
+	Get(context.Context, string) ([]byte, error)
+}, stem string) (*Manifest, []byte, error) {
+	raw, err := r.Get(ctx, manifestName(stem))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read manifest: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("read manifest %s: %w (move it away to start a new history)", manifestName(stem), err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, nil, fmt.Errorf("read manifest %s: version %d, this sitemapgen writes %d", manifestName(stem), m.Version, ManifestVersion)
+	}
+	return &m, raw, nil
+}
