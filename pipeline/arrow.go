@@ -28,18 +28,17 @@ import (
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type ArrowReader struct {
-	name   string
-	file   *os.File
-	fr     *ipc.FileReader // the file format, or
-	sr     *ipc.Reader     // the stream format
-	next   int             // next record batch of fr
-	rec    arrow.RecordBatch
-	pos    int // next row of rec
-	cols   [NumColumns]int
-	rows   int64
-	err    error
-	spans  [NumColumns][]span
-	loaded bool // rec is the current record batch
+	name  string
+	file  *os.File
+	fr    *ipc.FileReader // the file format, or
+	sr    *ipc.Reader     // the stream format
+	next  int             // next record batch of fr
+	rec   arrow.RecordBatch
+	pos   int // next row of rec
+	cols  [NumColumns]int
+	rows  int64
+	err   error
+	spans [NumColumns][]span
 }
 
 // arrowMagic opens the Arrow IPC file format (the stream format has none).

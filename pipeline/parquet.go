@@ -40,6 +40,9 @@ type ParquetReader struct {
 	spans [NumColumns][]span
 }
 
+// readBuffer is the read size per column chunk: large reads, few system calls.
+const readBuffer = 1 << 20
+
 // valueKind is how a column's values become text.
 type valueKind int
 
@@ -114,7 +117,7 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, ErrCorrupt, p)
 		}
 	}()
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(readBuffer))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
 	}
