@@ -14,6 +14,7 @@ import (
 type Generator struct {
 	rng  *rand.Rand
 	base string // scheme://host/folder/
+	row  []byte // AppendCSV's scratch
 	// Bad is the share of rows (0..1) that are deliberately wrong: out of
 	// scope, not a URL, bad optional fields. Zero for benchmarks.
 	Bad float64
@@ -114,15 +115,23 @@ func pad2(dst []byte, n int) []byte {
 	return strconv.AppendInt(dst, int64(n), 10)
 }
 
-// AppendCSV appends one CSV row (loc,lastmod,changefreq,priority) with a
-// newline, quoting the loc when it needs it.
-func (g *Generator) AppendCSV(dst []byte) []byte {
+// Row is one generated row: its fields are dst[Loc[0]:Loc[1]] and so on, in
+// the buffer AppendRow returned; an absent field is empty.
+type Row struct {
+	Loc, Lastmod, Changefreq, Priority [2]int
+}
+
+// AppendRow appends the fields of one row to dst, back to back, and
+// returns where they are. AppendCSV writes the same rows as CSV, so a
+// Generator of the same seed gives the same rows in both forms.
+func (g *Generator) AppendRow(dst []byte) ([]byte, Row) {
+	var r Row
 	bad := g.Bad > 0 && g.rng.Float64() < g.Bad
 	kind := -1
 	if bad {
 		kind = g.rng.IntN(8)
 	}
-	start := len(dst)
+	r.Loc[0] = len(dst)
 	switch kind {
 	case 0:
 		dst = append(dst, "https://elsewhere.example.org/page"...)
@@ -137,8 +146,8 @@ func (g *Generator) AppendCSV(dst []byte) []byte {
 	default:
 		dst = g.AppendURL(dst)
 	}
-	dst = quoteCSV(dst, start)
-	dst = append(dst, ',')
+	r.Loc[1] = len(dst)
+	r.Lastmod[0] = len(dst)
 	switch {
 	case kind == 4:
 		dst = append(dst, "2024-02-30"...)
@@ -147,19 +156,40 @@ func (g *Generator) AppendCSV(dst []byte) []byte {
 	case g.rng.IntN(5) > 0:
 		dst = g.AppendLastmod(dst)
 	}
-	dst = append(dst, ',')
+	r.Lastmod[1] = len(dst)
+	r.Changefreq[0] = len(dst)
 	if kind == 6 {
 		dst = append(dst, "sometimes"...)
 	} else if g.rng.IntN(3) > 0 {
 		dst = append(dst, g.pick(freqs)...)
 	}
-	dst = append(dst, ',')
+	r.Changefreq[1] = len(dst)
+	r.Priority[0] = len(dst)
 	if kind == 7 {
 		dst = append(dst, "1.5"...)
 	} else if g.rng.IntN(3) > 0 {
 		dst = append(dst, '0', '.')
 		dst = strconv.AppendInt(dst, int64(g.rng.IntN(10)), 10)
 	}
+	r.Priority[1] = len(dst)
+	return dst, r
+}
+
+// AppendCSV appends one CSV row (loc,lastmod,changefreq,priority) with a
+// newline, quoting the loc when it needs it.
+func (g *Generator) AppendCSV(dst []byte) []byte {
+	start := len(dst)
+	dst, r := g.AppendRow(dst)
+	g.row = append(g.row[:0], dst[start:]...)
+	f := g.row
+	dst = append(dst[:start], f[r.Loc[0]-start:r.Loc[1]-start]...)
+	dst = quoteCSV(dst, start)
+	dst = append(dst, ',')
+	dst = append(dst, f[r.Lastmod[0]-start:r.Lastmod[1]-start]...)
+	dst = append(dst, ',')
+	dst = append(dst, f[r.Changefreq[0]-start:r.Changefreq[1]-start]...)
+	dst = append(dst, ',')
+	dst = append(dst, f[r.Priority[0]-start:r.Priority[1]-start]...)
 	return append(dst, '\n')
 }
 

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -15,6 +18,33 @@ import (
 // export that comes out empty is a fault upstream, not a site with no pages.
 var ErrEmptyInput = errors.New("no data rows")
 
+// format is how an input file is read.
+type inputFormat int
+
+const (
+	formatCSV     inputFormat = iota // CSV or one URL per line, maybe gzipped
+	formatParquet                    // Apache Parquet
+	formatArrow                      // Arrow IPC, file or stream format
+)
+
+// inputFile is one file to read, found from one INPUT argument: the argument
+// itself, or a file of the folder or glob it names.
+type inputFile struct {
+	path   string
+	format inputFormat
+	arg    int  // index of the argument in Config.Inputs
+	listed bool // found in a folder or by a glob, not named directly
+}
+
+// rowSource is what the read stage pulls batches from: CSVScanner,
+// ParquetReader and ArrowReader. It is called once per batch, never per row.
+type rowSource interface {
+	// Fill appends rows to b; io.EOF when the source is exhausted and no row was added.
+	Fill(b *Batch, chunk int) error
+	// Rows reports the data rows handed out so far.
+	Rows() int64
+}
+
 // input is one opened input file.
 type input struct {
 	name  string
@@ -23,31 +53,99 @@ type input struct {
 	close func() error
 }
 
-// checkInputs fails fast, before anything is written, on inputs that cannot be read.
-func checkInputs(names []string) error {
+func formatOf(name string) inputFormat {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, ".parquet"):
+		return formatParquet
+	case strings.HasSuffix(n, ".arrow"), strings.HasSuffix(n, ".feather"), strings.HasSuffix(n, ".arrows"), strings.HasSuffix(n, ".ipc"):
+		return formatArrow
+	}
+	return formatCSV
+}
+
+// hasGlob reports whether name holds a filepath.Match meta character.
+func hasGlob(name string) bool { return strings.ContainsAny(name, "*?[") }
+
+// hiddenPart reports a name that Spark, Hive and friends write beside their
+// part files and that is not data: _SUCCESS, _delta_log, .part-0.crc, ...
+func hiddenPart(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")
+}
+
+// expandInputs checks the inputs and lists the files to read, failing fast,
+// before anything is written, on inputs that cannot be read. A folder stands
+// for the Parquet and Arrow files below it (Hive key=value/ sub-folders
+// included, hidden and _-prefixed names skipped), a pattern with * ? or [ for
+// the files it matches; both in lexical path order, so output is
+// deterministic.
+func expandInputs(names []string) ([]inputFile, error) {
 	stdin := 0
-	for _, n := range names {
+	var files []inputFile
+	for arg, n := range names {
 		if n == "-" {
 			if stdin++; stdin > 1 {
-				return errors.New("'-' (stdin) given more than once")
+				return nil, errors.New("'-' (stdin) given more than once")
 			}
+			files = append(files, inputFile{path: n, arg: arg})
 			continue
 		}
 		fi, err := os.Stat(n)
+		if err != nil && hasGlob(n) {
+			matches, gerr := filepath.Glob(n)
+			if gerr != nil {
+				return nil, fmt.Errorf("%s: %w", n, gerr)
+			}
+			sort.Strings(matches)
+			found := 0
+			for _, m := range matches {
+				if mi, err := os.Stat(m); err != nil || mi.IsDir() {
+					continue
+				}
+				files = append(files, inputFile{path: m, format: formatOf(m), arg: arg, listed: true})
+				found++
+			}
+			if found == 0 {
+				return nil, fmt.Errorf("%s: no file matches the pattern", n)
+			}
+			continue
+		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if fi.IsDir() {
-			return fmt.Errorf("%s: is a folder; name the files to read", n)
+		if !fi.IsDir() {
+			files = append(files, inputFile{path: n, format: formatOf(n), arg: arg})
+			continue
 		}
-		if isParquet(n) {
-			return fmt.Errorf("%s: Parquet input is not supported yet", n)
+		var found []string
+		err = filepath.WalkDir(n, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if p != n && hiddenPart(d.Name()) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() && formatOf(p) != formatCSV {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: is a folder without .parquet or Arrow files; name the files to read", n)
+		}
+		sort.Strings(found)
+		for _, p := range found {
+			files = append(files, inputFile{path: p, format: formatOf(p), arg: arg, listed: true})
 		}
 	}
-	return nil
+	return files, nil
 }
-
-func isParquet(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".parquet") }
 
 // openInput opens name ("-" is stdin) and unwraps gzip, which it recognises
 // by its magic number rather than by the file name.
@@ -83,4 +181,28 @@ func openInput(name string, stdin io.Reader) (*input, error) {
 		in.r = zr
 	}
 	return in, nil
+}
+
+// openSource opens f as a rowSource; close releases it.
+func openSource(f inputFile, stdin io.Reader, opt CSVOptions) (src rowSource, name string, close func() error, err error) {
+	switch f.format {
+	case formatParquet:
+		pr, err := OpenParquet(f.path, ColumnOptions{Columns: opt.Columns})
+		if err != nil {
+			return nil, f.path, nil, err
+		}
+		return pr, f.path, pr.Close, nil
+	case formatArrow:
+		ar, err := OpenArrow(f.path, ColumnOptions{Columns: opt.Columns})
+		if err != nil {
+			return nil, f.path, nil, err
+		}
+		return ar, f.path, ar.Close, nil
+	}
+	in, err := openInput(f.path, stdin)
+	if err != nil {
+		return nil, f.path, nil, err
+	}
+	opt.Lines = in.lines
+	return NewCSVScanner(in.r, in.name, opt), in.name, in.close, nil
 }

@@ -134,6 +134,7 @@ type run struct {
 	progress *Progress
 	times    stageTimes
 	rep      *Report
+	inputs   []inputFile // the inputs, folders and globs expanded
 	free     chan *Batch // recycled batches; its capacity bounds the batches in flight
 	depth    int
 	cutter   *shard.Cutter
@@ -197,9 +198,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.progress == nil {
 		r.progress = new(Progress)
 	}
-	if err := checkInputs(cfg.Inputs); err != nil {
+	files, err := expandInputs(cfg.Inputs)
+	if err != nil {
 		return finish(err)
 	}
+	r.inputs = files
 	before, err := cfg.Sink.List(ctx)
 	if err != nil {
 		return finish(fmt.Errorf("list %s: %w", cfg.Sink, err))
@@ -293,23 +296,22 @@ func (r *run) generate(ctx context.Context) error {
 func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	var seq uint64
 	opt := CSVOptions{Columns: r.cfg.Columns}
-	for _, name := range r.cfg.Inputs {
-		in, err := openInput(name, r.cfg.Stdin)
+	argRows := make([]int64, len(r.cfg.Inputs))
+	for _, f := range r.inputs {
+		src, name, closeSrc, err := openSource(f, r.cfg.Stdin, opt)
 		if err != nil {
 			return err
 		}
-		opt.Lines = in.lines
-		sc := NewCSVScanner(in.r, in.name, opt)
 		for {
 			var b *Batch
 			select {
 			case b = <-r.free:
 			case <-ctx.Done():
-				in.close()
+				closeSrc()
 				return ctx.Err()
 			}
 			t := time.Now()
-			err := sc.Fill(b, batchBytes)
+			err := src.Fill(b, batchBytes)
 			r.times.read.Add(int64(time.Since(t)))
 			if err != nil {
 				b.reset()
@@ -317,7 +319,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 				if errors.Is(err, io.EOF) {
 					break
 				}
-				in.close()
+				closeSrc()
 				return err
 			}
 			b.Seq = seq
@@ -325,18 +327,26 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 			select {
 			case out <- b:
 			case <-ctx.Done():
-				in.close()
+				closeSrc()
 				return ctx.Err()
 			}
 		}
-		rows := sc.Rows()
-		if err := in.close(); err != nil {
-			return fmt.Errorf("%s: %w", in.name, err)
+		rows := src.Rows()
+		if err := closeSrc(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		if rows == 0 {
-			return fmt.Errorf("%s: %w", in.name, ErrEmptyInput)
+		// An empty part file in a folder is normal (Spark writes them); an
+		// empty file named on its own, or a folder of empty parts, is not.
+		if rows == 0 && !f.listed {
+			return fmt.Errorf("%s: %w", name, ErrEmptyInput)
 		}
-		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: in.name, Rows: rows})
+		argRows[f.arg] += rows
+		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: name, Rows: rows})
+	}
+	for arg, n := range argRows {
+		if n == 0 {
+			return fmt.Errorf("%s: %w", r.cfg.Inputs[arg], ErrEmptyInput)
+		}
 	}
 	r.readOK.Store(true)
 	return nil

@@ -31,7 +31,11 @@ of the previous --keep-generations generations stay for crawlers.
 
 INPUT is a .csv file (header row naming loc, lastmod, changefreq, priority in
 any order; or no header when the first row is a URL), a .txt file (one URL per
-line), either of them gzipped, or '-' for CSV on standard input.
+line), either of them gzipped, a .parquet file, an Arrow IPC file (.arrow,
+.feather) or stream (.arrows), a folder of Parquet/Arrow part files (Hive
+key=value/ sub-folders included), a quoted glob ('exports/part-*.parquet'),
+or '-' for CSV on standard input. Folders and globs are read in lexical path
+order.
 
 Exit status: 0 done; 1 failed (nothing new published); 2 usage error.
 
@@ -82,7 +86,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
-		fs.StringVar(&f.columns[c], n+"-column", n, "CSV header name of the "+n+" column")
+		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
 	}
 	return fs, f
 }

@@ -1,6 +1,8 @@
-// Command gen writes a synthetic URL CSV of realistic rows to standard output.
+// Command gen writes a synthetic URL CSV (or Parquet) of realistic rows to
+// standard output.
 //
 //	go run ./bench/cmd/gen -rows 1000000 > urls.csv
+//	go run ./bench/cmd/gen -rows 10000000 -format parquet -row-group 1000000 > urls.parquet
 package main
 
 import (
@@ -17,10 +19,23 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed: the same seed gives the same file")
 	base := flag.String("base", "https://www.example.com/", "URL folder the rows fall under")
 	bad := flag.Float64("bad", 0, "share of deliberately bad rows, 0..1")
+	format := flag.String("format", "csv", "csv or parquet (the same rows for the same seed)")
+	rowGroup := flag.Int("row-group", 1_000_000, "rows per Parquet row group")
 	flag.Parse()
 	g := bench.NewGenerator(*seed, *base)
 	g.Bad = *bad
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	if *format == "parquet" {
+		err := bench.WriteParquet(w, g, *rows, *rowGroup)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	w.WriteString(bench.CSVHeader)
 	var buf []byte
 	for range *rows {

@@ -1,0 +1,314 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// readAll reads every batch of a columnar input, as the read stage does.
+func readAll(src rowSource) (rows int, err error) {
+	var b Batch
+	for range 1 << 20 {
+		b.reset()
+		if err := src.Fill(&b, 512); err != nil {
+			if errors.Is(err, io.EOF) {
+				return rows, nil
+			}
+			return rows, err
+		}
+		rows += b.Len()
+	}
+	return rows, errors.New("reader does not end")
+}
+
+// failRun runs the pipeline on path and checks that it fails with an error
+// holding every want, publishing nothing.
+func failRun(t *testing.T, path string, want ...string) error {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Config{
+		Inputs: []string{path}, PublicURL: mustScope(t, fixtureBase), Sink: out, Name: "sitemap",
+		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
+	})
+	if err == nil {
+		t.Fatalf("%s: run succeeded, want an error", path)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("failed run left %d files", len(ents))
+	}
+	return err
+}
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestColumnarTruncated: every fixture cut at several offsets is an error
+// naming the file and ErrCorrupt (or, cut to nothing, an empty input), never
+// a panic nor a success.
+func TestColumnarTruncated(t *testing.T) {
+	for _, name := range []string{
+		"parquetgo_snappy_timestamp.parquet", "parquetgo_zstd_dict_date.parquet",
+		"arrow_snappy_dict_timestamp.parquet", "arrow_zstd_plain_date.parquet", "rows.arrow", "rows.arrows",
+	} {
+		data, err := os.ReadFile(fixtures + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(data)
+		for _, cut := range []int{1, 4, 7, 100, n / 3, n / 2, n - 100, n - 9, n - 8, n - 1} {
+			path := writeFile(t, name, data[:cut])
+			var src rowSource
+			var closer func() error
+			if formatOf(name) == formatParquet {
+				pr, err := OpenParquet(path, ColumnOptions{})
+				if err != nil {
+					if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+						t.Errorf("%s cut at %d: open error %v, want ErrCorrupt naming the file", name, cut, err)
+					}
+					continue
+				}
+				src, closer = pr, pr.Close
+			} else {
+				ar, err := OpenArrow(path, ColumnOptions{})
+				if err != nil {
+					if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+						t.Errorf("%s cut at %d: open error %v, want ErrCorrupt naming the file", name, cut, err)
+					}
+					continue
+				}
+				src, closer = ar, ar.Close
+			}
+			rows, err := readAll(src)
+			closer()
+			if name == "rows.arrows" && err == nil && rows < 23 {
+				// A stream cut between two messages is a shorter stream:
+				// the format cannot tell. Only cuts inside a message fail.
+				if rows == 10 || rows == 0 {
+					continue
+				}
+			}
+			if name == "rows.arrows" && err == nil && rows == 23 && cut >= n-8 {
+				continue // only the end-of-stream marker is cut: every batch is whole
+			}
+			if err == nil {
+				t.Errorf("%s cut at %d of %d: read %d rows without an error", name, cut, n, rows)
+			} else if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s cut at %d: %v, want ErrCorrupt naming the file", name, cut, err)
+			}
+		}
+	}
+	// Through the pipeline: exit with the file named, nothing published.
+	data, _ := os.ReadFile(fixtures + "arrow_zstd_plain_date.parquet")
+	p := writeFile(t, "cut.parquet", data[:len(data)/2])
+	failRun(t, p, p, "corrupt or truncated")
+}
+
+// TestParquetCorruptPage: damaged compressed page data fails naming the
+// file, row group and column.
+func TestParquetCorruptPage(t *testing.T) {
+	for _, name := range []string{"parquetgo_snappy_timestamp.parquet", "arrow_zstd_plain_date.parquet", "parquetgo_zstd_dict_date.parquet"} {
+		data, err := os.ReadFile(fixtures + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg := len(pf.Metadata().RowGroups) - 1
+		loc := pf.Root().Column("loc").Index()
+		md := pf.Metadata().RowGroups[rg].Columns[loc].MetaData
+		start := md.DataPageOffset
+		if md.DictionaryPageOffset > 0 {
+			start = md.DictionaryPageOffset
+		}
+		// Past the page header, into the compressed bytes.
+		bad := bytes.Clone(data)
+		for i := start + 24; i < start+md.TotalCompressedSize && i < start+64; i++ {
+			bad[i] ^= 0x5a
+		}
+		path := writeFile(t, name, bad)
+		err = failRun(t, path, path, "corrupt or truncated", `column "loc"`)
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%v: not ErrCorrupt", err)
+		}
+		t.Log(err)
+	}
+}
+
+func TestColumnarNotThatFormat(t *testing.T) {
+	csv := []byte("loc\n" + fixtureBase + "a\n")
+	for _, name := range []string{"x.parquet", "x.arrow", "x.arrows", "x.feather"} {
+		p := writeFile(t, name, csv)
+		err := failRun(t, p, p, "not a readable")
+		if !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%v: not ErrCorrupt", err)
+		}
+	}
+	// A Parquet file named .arrow and the reverse: the format follows the
+	// name, the content does not match it.
+	pq, _ := os.ReadFile(fixtures + "arrow_snappy_dict_timestamp.parquet")
+	failRun(t, writeFile(t, "x.arrow", pq), "not a readable Arrow")
+	ar, _ := os.ReadFile(fixtures + "rows.arrow")
+	failRun(t, writeFile(t, "x.parquet", ar), "not a readable Parquet")
+	// An empty Parquet file (zero bytes) is not Parquet either.
+	failRun(t, writeFile(t, "empty.parquet", nil), "empty.parquet")
+}
+
+// TestColumnarSchemaErrors: a missing loc column, a loc of the wrong type, a
+// nested loc, a mapped column that is missing, all with a clear message.
+func TestColumnarSchemaErrors(t *testing.T) {
+	dir := t.TempDir()
+	type intLoc struct {
+		Loc int64 `parquet:"loc"`
+	}
+	type listLoc struct {
+		Loc []string `parquet:"loc,list"`
+	}
+	type repeatedLoc struct {
+		Loc []string `parquet:"loc"`
+	}
+	type inner struct {
+		URL string `parquet:"url"`
+	}
+	type groupLoc struct {
+		Loc inner `parquet:"loc"`
+	}
+	type noLoc struct {
+		URL string `parquet:"url"`
+	}
+	type badLastmod struct {
+		Loc     string  `parquet:"loc"`
+		Lastmod float64 `parquet:"lastmod"`
+	}
+	write := func(name string, rows any) string {
+		p := filepath.Join(dir, name)
+		var err error
+		switch r := rows.(type) {
+		case []intLoc:
+			err = parquet.WriteFile(p, r)
+		case []listLoc:
+			err = parquet.WriteFile(p, r)
+		case []repeatedLoc:
+			err = parquet.WriteFile(p, r)
+		case []groupLoc:
+			err = parquet.WriteFile(p, r)
+		case []noLoc:
+			err = parquet.WriteFile(p, r)
+		case []badLastmod:
+			err = parquet.WriteFile(p, r)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		path string
+		is   error
+		want []string
+	}{
+		{write("int.parquet", []intLoc{{1}}), ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
+		{write("list.parquet", []listLoc{{[]string{"a"}}}), ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
+		{write("repeated.parquet", []repeatedLoc{{[]string{"a"}}}), ErrColumnType, []string{`column "loc"`, "repeated"}},
+		{write("group.parquet", []groupLoc{{inner{"a"}}}), ErrColumnType, []string{`column "loc"`, "nested"}},
+		{write("noloc.parquet", []noLoc{{"a"}}), ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
+		{write("lastmod.parquet", []badLastmod{{fixtureBase, 1}}), ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
+	}
+	for _, tc := range tests {
+		err := failRun(t, tc.path, append([]string{tc.path}, tc.want...)...)
+		if !errors.Is(err, tc.is) {
+			t.Errorf("%v: not %v", err, tc.is)
+		}
+	}
+
+	// A mapped optional column the file lacks is an error, as for CSV.
+	p := writeFile(t, "ok.parquet", nil)
+	if err := parquet.WriteFile(p, []noLoc{{fixtureBase + "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	var cols [NumColumns]string
+	cols[Loc], cols[Lastmod] = "url", "modified"
+	_, err := OpenParquet(p, ColumnOptions{Columns: cols})
+	if !errors.Is(err, ErrNoColumn) || !strings.Contains(err.Error(), `"modified"`) {
+		t.Errorf("mapped lastmod missing: %v", err)
+	}
+
+	// Arrow: a nested loc and a numeric loc.
+	for _, typ := range []arrow.DataType{arrow.ListOf(arrow.BinaryTypes.String), arrow.PrimitiveTypes.Int32} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: typ, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		b.Field(0).AppendNull()
+		rec := b.NewRecordBatch()
+		var buf bytes.Buffer
+		w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		path := writeFile(t, "typed.arrow", buf.Bytes())
+		err = failRun(t, path, path, `column "loc"`, typ.String())
+		if !errors.Is(err, ErrColumnType) {
+			t.Errorf("%v: not ErrColumnType", err)
+		}
+	}
+}
+
+// TestColumnarEmpty: a file without rows is an error when named, fine as
+// one part of a folder that has rows elsewhere.
+func TestColumnarEmpty(t *testing.T) {
+	type row struct {
+		Loc string `parquet:"loc"`
+	}
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "part-0.parquet")
+	if err := parquet.WriteFile(empty, []row{}); err != nil {
+		t.Fatal(err)
+	}
+	failRun(t, empty, empty, "no data rows")
+	if err := parquet.WriteFile(filepath.Join(dir, "part-1.parquet"), []row{{fixtureBase + "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := runInputs(t, Config{}, dir)
+	if got := entryList(s); len(got) != 1 {
+		t.Errorf("entries %v", got)
+	}
+	emptyDir := t.TempDir()
+	if err := parquet.WriteFile(filepath.Join(emptyDir, "part-0.parquet"), []row{}); err != nil {
+		t.Fatal(err)
+	}
+	failRun(t, emptyDir, emptyDir, "no data rows")
+	failRun(t, filepath.Join(emptyDir, "*.arrow"), "no file matches")
+}
