@@ -34,6 +34,25 @@ type Batch struct {
 	RejectBuf []byte // owns the raw values of Rejects
 }
 
+// newBatch returns a Batch sized for about chunk bytes of input, so a run
+// does not spend its first batches growing slices.
+func newBatch(chunk int) *Batch {
+	rows := chunk / 64 // short URL rows; longer ones need fewer
+	b := &Batch{
+		Buf:   make([]byte, 0, chunk+chunk/8),
+		Line:  make([]int64, 0, rows),
+		Out:   make([]byte, 0, 2*chunk),
+		Ends:  make([]uint32, 0, rows),
+		LmKey: make([]int64, 0, rows),
+		LmAt:  make([]uint32, 0, rows),
+		LmLen: make([]uint16, 0, rows),
+	}
+	for c := range b.Fields {
+		b.Fields[c] = make([][]byte, 0, rows)
+	}
+	return b
+}
+
 // Len reports the number of input rows in b.
 func (b *Batch) Len() int { return len(b.Line) }
 

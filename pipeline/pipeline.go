@@ -229,7 +229,7 @@ func (r *run) generate(ctx context.Context) error {
 	r.depth = 4 * (cfg.Workers + 1)
 	r.free = make(chan *Batch, r.depth)
 	for range r.depth {
-		r.free <- new(Batch)
+		r.free <- newBatch(batchBytes)
 	}
 	r.cutter = shard.NewCutter(cfg.MaxURLs, cfg.MaxBytes)
 

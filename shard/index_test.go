@@ -155,3 +155,42 @@ func testCompressor(t *testing.T, procs int) {
 		t.Fatal("level 11 accepted")
 	}
 }
+
+// BenchmarkCompress compares the two ways to use both cores on realistic
+// sitemap XML: pgzip spreading one shard over all cores, and one
+// single-stream gzip per core each taking whole shards.
+func BenchmarkCompress(b *testing.B) {
+	var data []byte
+	data = append(data, Header...)
+	for i := 0; len(data) < 10<<20-200; i++ {
+		data = fmt.Appendf(data, "<url><loc>https://www.example.com/catalog/item-%d/%s</loc><lastmod>2024-%02d-%02dT10:00:00Z</lastmod><changefreq>weekly</changefreq><priority>0.%d</priority></url>\n",
+			i*7919%100000, []string{"shoes", "red-shoes", "men/running", "kids?id=42&sort=asc"}[i%4], 1+i%12, 1+i%28, i%10)
+	}
+	data = append(data, Footer...)
+	for _, level := range []int{1, 6} {
+		b.Run(fmt.Sprintf("pgzip/level%d", level), func(b *testing.B) {
+			c, err := NewCompressor(level, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				c.Compress(data)
+			}
+		})
+		b.Run(fmt.Sprintf("stream-per-core/level%d", level), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.SetParallelism(1) // RunParallel starts GOMAXPROCS goroutines: one stream per core
+			b.RunParallel(func(pb *testing.PB) {
+				c, err := NewCompressor(level, 1)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for pb.Next() {
+					c.Compress(data)
+				}
+			})
+		})
+	}
+}
