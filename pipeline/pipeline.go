@@ -58,9 +58,9 @@ type Config struct {
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
-	Rejects   io.Writer          // CSV of rejected rows (nil: none)
-	Log       *slog.Logger       // nil: discard
-	Progress  *Progress          // live counters (nil: none)
+	Rejects    io.Writer    // CSV of rejected rows (nil: none)
+	Log        *slog.Logger // nil: discard
+	Progress   *Progress    // live counters (nil: none)
 
 	// KeepGenerations is how many earlier generations (per the manifest)
 	// stay in place after the switch, so that crawlers that fetched an older
@@ -141,9 +141,9 @@ type run struct {
 	// namespaces are those of the extension columns of all inputs, known
 	// before the first row: every shard of the run declares them.
 	namespaces encode.Namespaces
-	free     chan *Batch // recycled batches; its capacity bounds the batches in flight
-	depth    int
-	cutter   *shard.Cutter
+	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
+	depth      int
+	cutter     *shard.Cutter
 
 	start   time.Time
 	before  []string                // the sink's files when the run started
