@@ -134,6 +134,10 @@ next:
 		if !ok {
 			continue
 		}
+		if x.Kind == encode.ExtImageList {
+			ar.Close()
+			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		}
 		if err := checkArrowExtType(x.Kind, f); err != nil {
 			ar.Close()
 			return nil, fmt.Errorf("%s: %w", source, err)

@@ -31,6 +31,7 @@ var (
 	// ErrRecordTooLong: a record longer than MaxRecordBytes.
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
 
+	errImageList    = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the image columns image:1, image:2, …", ErrColumnType, "images")
 	errBareQuote    = fmt.Errorf(`%w: bare " in a non-quoted field (enclose the field in double quotes and double the quote: "a""b")`, ErrQuote)
 	errExtraQuote   = fmt.Errorf(`%w: extraneous or missing " in a quoted field`, ErrQuote)
 	errUnterminated = fmt.Errorf(`%w: quoted field opened here is not closed before the end of the input`, ErrQuote)
@@ -591,6 +592,9 @@ next:
 			}
 		}
 		if x, ok := encode.ParseExtColumn(h); ok {
+			if x.Kind == encode.ExtImageList {
+				return true, &ParseError{Source: s.source, Line: s.line, Err: errImageList}
+			}
 			s.ext = append(s.ext, x)
 			s.extField = append(s.extField, k)
 			s.nfield = max(s.nfield, k+1)

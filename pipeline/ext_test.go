@@ -110,11 +110,11 @@ func TestExtensionsValidate(t *testing.T) {
 	}
 
 	// Every extension value kind in one row, through the whole pipeline.
-	row := "loc,alternate:en,alternate:de,media-alternate,mobile,image,images," +
+	row := "loc,alternate:en,alternate:de,media-alternate,mobile,image," +
 		"video:thumbnail_loc,video:title,video:description,video:content_loc,video:player_loc,video:duration,video:expiration_date," +
 		"video:rating,video:view_count,video:publication_date,video:tag,video:category,video:family_friendly,video:requires_subscription,video:live," +
 		"news:publication_name,news:publication_language,news:publication_date,news:title\n" +
-		"https://www.example.com/a?x=1&y='2',https://www.example.com/a?x=1&y='2',https://www.example.de/ä,https://m.example.com/a,1,https://i.example/1.jpg,," +
+		"https://www.example.com/a?x=1&y='2',https://www.example.com/a?x=1&y='2',https://www.example.de/ä,https://m.example.com/a,1,https://i.example/1.jpg," +
 		"https://i.example/t.jpg,\"Title \"\"quoted\"\" <b>\",Desc & more,https://cdn.example/v.mp4,https://www.example.com/p?v=1&a=2,600,2030-01-01T00:00:00+08:00," +
 		"4.2,1234,2024-01-01,steak,Food,yes,no,no," +
 		"The Times,zh-TW,2024-05-01 10:00,Mergers & <Acquisitions>\n"
@@ -418,5 +418,21 @@ func TestMultilingualParquetSameAsCSV(t *testing.T) {
 		if repP.Warnings.ByReason["mobile_invalid"] != 0 {
 			t.Errorf("%s: mobile_invalid %d; want 0", in, repP.Warnings.ByReason["mobile_invalid"])
 		}
+	}
+}
+
+// TestImagesListColumnRefused: a column named images (a list in the issue's
+// model) is refused with a message, not read as one image nor ignored:
+// CSV cannot hold a list, and Parquet lists are not supported yet.
+func TestImagesListColumnRefused(t *testing.T) {
+	in := writeText(t, "in.csv", "loc,images\nhttps://www.example.com/a,https://i.example/a.jpg\n")
+	snk, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Config{Inputs: []string{in}, PublicURL: mustScope(t, "https://www.example.com/"), Sink: snk,
+		Name: "sm", MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1})
+	if err == nil || !strings.Contains(err.Error(), "image:1, image:2") {
+		t.Fatalf("got %v; want an error naming image:1, image:2", err)
 	}
 }

@@ -161,6 +161,9 @@ next:
 		if !ok {
 			continue
 		}
+		if x.Kind == encode.ExtImageList {
+			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		}
 		pc, err := newPQColumn(extLike(x.Kind), col)
 		if err != nil {
 			pc, err = newPQExtColumn(x.Kind, col, err)
