@@ -552,7 +552,7 @@ func validHreflang(s string) bool {
 		if !more {
 			return true
 		}
-		part, rest, more = strings.Cut(rest, "-")
+		part, _, more = strings.Cut(rest, "-")
 	}
 	return !more && (alpha(part, 2, 2) || len(part) == 3 && digits(part))
 }
