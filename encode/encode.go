@@ -19,8 +19,16 @@ const NoLastmod int64 = math.MinInt64
 // Fields holds the raw values of one input row, as views into the input.
 // An optional field that is nil, empty or only white space is absent (no
 // element, no warning); such a Loc is rejected as EmptyLoc.
+//
+// Ext and ExtVals carry the row's extension values: ExtVals[j] is the value
+// of the extension column Ext[j]. Ext describes the input's columns and is
+// shared by its rows; callers reuse one ExtVals slice for every row, so
+// extensions add no allocation per row.
 type Fields struct {
 	Loc, Lastmod, Changefreq, Priority []byte
+
+	Ext     []ExtColumn
+	ExtVals [][]byte
 }
 
 // Result describes what Encoder.AppendURL did with a row.
@@ -53,6 +61,8 @@ type Encoder struct {
 	hostOut []byte
 	hostErr Reason
 	hostSet bool
+
+	media []byte // escaped media query of media alternates; nil: DefaultMediaQuery
 }
 
 // NewEncoder returns an Encoder that accepts only URLs under scope and reads
@@ -67,20 +77,27 @@ func NewEncoder(scope *Scope, tz *time.Location) *Encoder {
 }
 
 // AppendURL validates and normalises one row and appends
-// <url><loc>…</loc>[<lastmod>…</lastmod>][<changefreq>…</changefreq>][<priority>…</priority>]</url>
-// and a newline to dst, returning the extended buffer.
+// <url><loc>…</loc>[<lastmod>…</lastmod>][<changefreq>…</changefreq>][<priority>…</priority>]
+// [extensions]</url> and a newline to dst, returning the extended buffer.
+//
+// The extensions come in this order: xhtml:link alternates (in column
+// order, then the media alternate), image:image, video:video, news:news and
+// mobile:mobile; their hrefs and URLs are normalised like a loc but may be
+// on any host (no scope), and must be absolute http(s) URLs.
 //
 // When the loc is rejected, Result.Reason says why and dst is returned
-// unchanged. A bad optional field is left out and flagged in
-// Result.Warnings; the URL is still written.
+// unchanged. A bad optional field or extension element is left out and
+// flagged in Result.Warnings; the URL is still written.
 func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 	res := Result{LastmodKey: NoLastmod}
 	orig := dst
 	dst = append(dst, "<url><loc>"...)
+	locAt := len(dst)
 	dst, res.Reason = e.AppendLoc(dst, f.Loc)
 	if res.Reason != OK {
 		return orig, res
 	}
+	locEnd := len(dst)
 	dst = append(dst, "</loc>"...)
 
 	if lm := trimWhite(f.Lastmod); len(lm) > 0 {
@@ -119,6 +136,11 @@ func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 		} else {
 			dst = append(dst, "</priority>"...)
 		}
+	}
+	if len(f.Ext) > 0 {
+		var w Warning
+		dst, w = e.appendExt(dst, &f, locAt, locEnd)
+		res.Warnings |= w
 	}
 	return append(dst, "</url>\n"...), res
 }

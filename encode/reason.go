@@ -41,16 +41,33 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
-// Warning is a set of problems with optional fields; each one drops the field, not the row.
-type Warning uint8
+// Warning is a set of problems with optional fields and extension elements;
+// each one drops the field or element, not the row.
+type Warning uint32
 
-// Warnings, one bit each.
+// Warnings, one bit each. Bit positions and names are stable: reports use
+// the names, and new warnings are only ever added at the end.
 const (
 	LastmodInvalid    Warning = 1 << iota // not a date or datetime we can write, or an impossible one
 	LastmodImprecise                      // YYYY or YYYY-MM: writing it would invent a day
 	ChangefreqInvalid                     // not one of always hourly daily weekly monthly yearly never
 	PriorityInvalid                       // not a decimal from 0.0 to 1.0
-	NumWarnings       = 4
+
+	HreflangInvalid        // an alternate's hreflang is not BCP 47 language[-script][-region] or x-default: link dropped
+	AlternateInvalid       // an alternate's href is not an absolute http(s) URL: link dropped
+	AlternateDuplicate     // a second alternate with the same hreflang in one row: dropped
+	AlternateNotReciprocal // the row's alternates do not link to its own loc (Google ignores such a set): kept
+	MediaAlternateInvalid  // the media alternate's href is not an absolute http(s) URL: link dropped
+	MobileInvalid          // mobile is not true/false, 1/0 or yes/no: no marker
+	ImageInvalid           // an image URL is not an absolute http(s) URL: image dropped
+	ImageLimit             // more than 1,000 images: the rest dropped
+	VideoInvalid           // a video lacks a valid thumbnail_loc, title or description, or both content_loc and player_loc: video dropped
+	VideoDescriptionLong   // a video description over 2,048 characters: video dropped
+	VideoFieldInvalid      // an optional video element is bad (duration outside 1..28,800 s, date, rating, ...): that element dropped
+	VideoTagLimit          // more than 32 video tags: the rest dropped
+	NewsInvalid            // news lacks a valid publication name, language, publication date (W3C Datetime) or title: news dropped
+
+	NumWarnings = 17
 )
 
 var warningNames = [NumWarnings]string{
@@ -58,6 +75,19 @@ var warningNames = [NumWarnings]string{
 	"lastmod_imprecise",
 	"changefreq_invalid",
 	"priority_invalid",
+	"hreflang_invalid",
+	"alternate_invalid",
+	"alternate_duplicate",
+	"alternate_not_reciprocal",
+	"media_alternate_invalid",
+	"mobile_invalid",
+	"image_invalid",
+	"image_limit",
+	"video_invalid",
+	"video_description_too_long",
+	"video_field_invalid",
+	"video_tag_limit",
+	"news_invalid",
 }
 
 // WarningName returns the stable name of warning bit i (0 <= i < NumWarnings).

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
 
 // ArrowReader reads the rows of an Arrow IPC input, the file format
@@ -39,6 +42,10 @@ type ArrowReader struct {
 	rows  int64
 	err   error
 	spans [NumColumns][]span
+
+	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
+	extCols  []int              // their field indexes
+	extSpans [][]span
 }
 
 // arrowMagic opens the Arrow IPC file format (the stream format has none).
@@ -115,7 +122,56 @@ func NewArrowReader(r io.ReadSeeker, source string, opt ColumnOptions) (ar *Arro
 		}
 		ar.cols[c] = i
 	}
+	// Extension columns: the other fields named like one.
+next:
+	for i, f := range fields {
+		for _, c := range ar.cols {
+			if c == i {
+				continue next
+			}
+		}
+		x, ok := encode.ParseExtColumn(f.Name)
+		if !ok {
+			continue
+		}
+		if x.Kind == encode.ExtImageList {
+			ar.Close()
+			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		}
+		if err := checkArrowExtType(x.Kind, f); err != nil {
+			ar.Close()
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		ar.ext = append(ar.ext, x)
+		ar.extCols = append(ar.extCols, i)
+		ar.extSpans = append(ar.extSpans, nil)
+	}
 	return ar, nil
+}
+
+// Extensions returns the extension columns of the input.
+func (ar *ArrowReader) Extensions() []encode.ExtColumn { return ar.ext }
+
+// checkArrowExtType reports whether field f can be read as an extension
+// column of kind k: as the core field extLike(k) can, or as an integer
+// (video:duration, video:view_count) or a boolean (mobile and the yes/no
+// video elements).
+func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
+	err := checkArrowType(extLike(k), f)
+	if err == nil {
+		return nil
+	}
+	switch f.Type.ID() {
+	case arrow.INT32, arrow.INT64:
+		if k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount {
+			return nil
+		}
+	case arrow.BOOL:
+		if k == encode.ExtMobile || k == encode.ExtVideoFamilyFriendly || k == encode.ExtVideoRequiresSubscription || k == encode.ExtVideoLive {
+			return nil
+		}
+	}
+	return err
 }
 
 func findField(names []string, name string) int {
@@ -243,6 +299,9 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 	for c := range ar.spans {
 		ar.spans[c] = ar.spans[c][:0]
 	}
+	for x := range ar.extSpans {
+		ar.extSpans[x] = ar.extSpans[x][:0]
+	}
 	total := 0
 	for len(b.Buf) < budget && total < maxBatchRows {
 		if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
@@ -268,8 +327,20 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 				return ar.colErr(c, err)
 			}
 		}
+		for x, fi := range ar.extCols {
+			b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+			if err != nil {
+				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, ErrCorrupt, err)
+			}
+		}
 		ar.pos += n
 		total += n
+	}
+	if len(ar.ext) > 0 {
+		b.setExt(ar.ext)
+		for x := range ar.extCols {
+			b.ExtFields[x] = appendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
+		}
 	}
 	for c := range NumColumns {
 		if ar.cols[c] >= 0 {
@@ -347,6 +418,12 @@ func takeArrow(buf []byte, spans []span, arr arrow.Array, from, n, budget int) (
 			}
 			return appendDecimal(d, lo, scale)
 		})
+	case *array.Int32:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int32, i int) []byte { return strconv.AppendInt(d, int64(a.Value(i)), 10) })
+	case *array.Int64:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int64, i int) []byte { return strconv.AppendInt(d, a.Value(i), 10) })
+	case *array.Boolean:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Boolean, i int) []byte { return strconv.AppendBool(d, a.Value(i)) })
 	case *array.Dictionary:
 		return takeDict(buf, spans, a, from, n, budget)
 	}

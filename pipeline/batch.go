@@ -1,5 +1,7 @@
 package pipeline
 
+import "github.com/sitemapgen/sitemapgen/encode"
+
 // Column indexes the fields the pipeline maps from an input row.
 type Column int
 
@@ -22,6 +24,12 @@ type Batch struct {
 	Buf    []byte               // owns the bytes every field view points into
 	Fields [NumColumns][][]byte // Fields[c][i] is column c of row i; nil when the row has no such field
 	Line   []int64              // Line[i] is where row i starts in Source: line number for CSV (1-based, header included), row index for columnar input
+
+	// Extension columns: found once per input from its header or schema,
+	// so a row carries only views, like the core fields.
+	Ext       []encode.ExtColumn // the extension columns of Source, shared by its batches; read-only
+	ExtFields [][][]byte         // ExtFields[j][i] is the value of Ext[j] in row i; nil when absent. Only the first len(Ext) are in use.
+	extRow    [][]byte           // one row's extension values, handed to the encoder
 
 	// Filled by a worker.
 	Out       []byte   // encoded <url> entries, back to back
@@ -68,6 +76,10 @@ func (b *Batch) reset() {
 		b.Fields[c] = b.Fields[c][:0]
 	}
 	b.Line = b.Line[:0]
+	b.Ext = nil
+	for j := range b.ExtFields {
+		b.ExtFields[j] = b.ExtFields[j][:0]
+	}
 	b.Out = b.Out[:0]
 	b.Ends = b.Ends[:0]
 	b.LmKey = b.LmKey[:0]
@@ -76,4 +88,21 @@ func (b *Batch) reset() {
 	b.Rejects = b.Rejects[:0]
 	b.RejectBuf = b.RejectBuf[:0]
 	b.Warnings = [numWarnings]int64{}
+}
+
+// setExt makes b hold the extension columns cols, keeping the capacity of
+// the value slices of earlier use.
+func (b *Batch) setExt(cols []encode.ExtColumn) {
+	b.Ext = cols
+	for len(b.ExtFields) < len(cols) {
+		b.ExtFields = append(b.ExtFields, nil)
+	}
+}
+
+// extField returns the value of extension column j in row i.
+func (b *Batch) extField(j, i int) []byte {
+	if i < len(b.ExtFields[j]) {
+		return b.ExtFields[j][i]
+	}
+	return nil
 }

@@ -72,6 +72,19 @@ func setViews(b *Batch, c Column, spans []span) {
 	}
 }
 
+// appendViews appends to views a view of buf for every span (nil for a
+// null), after the copying is done: buf may have moved while it grew.
+func appendViews(views [][]byte, buf []byte, spans []span) [][]byte {
+	for _, s := range spans {
+		if s == nullSpan {
+			views = append(views, nil)
+		} else {
+			views = append(views, buf[s.start:s.end:s.end])
+		}
+	}
+	return views
+}
+
 // Time units, as the number of units in a second.
 const (
 	unitSeconds = 1

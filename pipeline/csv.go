@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
 
 // DefaultChunk is the input Fill reads into one batch when given chunk <= 0.
@@ -29,6 +31,7 @@ var (
 	// ErrRecordTooLong: a record longer than MaxRecordBytes.
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
 
+	errImageList    = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the image columns image:1, image:2, …", ErrColumnType, "images")
 	errBareQuote    = fmt.Errorf(`%w: bare " in a non-quoted field (enclose the field in double quotes and double the quote: "a""b")`, ErrQuote)
 	errExtraQuote   = fmt.Errorf(`%w: extraneous or missing " in a quoted field`, ErrQuote)
 	errUnterminated = fmt.Errorf(`%w: quoted field opened here is not closed before the end of the input`, ErrQuote)
@@ -91,6 +94,8 @@ type CSVScanner struct {
 	nfield    int             // fields a data row is split into: max(col)+1
 	maxRecord int             // MaxRecordBytes; lowered by tests
 	header    []string        // the header's names (nil: headerless)
+	ext       []encode.ExtColumn
+	extField  []int // field index of each extension column
 }
 
 // NewCSVScanner returns a scanner that reads r, an input named source.
@@ -112,6 +117,11 @@ func NewCSVScanner(r io.Reader, source string, opt CSVOptions) *CSVScanner {
 
 // Rows reports the data rows handed out so far (header excluded).
 func (s *CSVScanner) Rows() int64 { return s.rows }
+
+// Extensions returns the extension columns the header names (see
+// encode.ParseExtColumn), known once the header has been read: after the
+// first Fill.
+func (s *CSVScanner) Extensions() []encode.ExtColumn { return s.ext }
 
 // Header returns the names in the input's header row, or nil when the input
 // has no header (a headerless list, Lines mode, or the header not read yet).
@@ -323,6 +333,19 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 				v = buf[i:j:j]
 			}
 			b.Fields[c] = append(b.Fields[c], v)
+		}
+		if len(s.ext) > 0 {
+			if len(b.Ext) != len(s.ext) {
+				b.setExt(s.ext)
+			}
+			for x, k := range s.extField {
+				var v []byte
+				if k < nsp {
+					i, j := s.spans[2*k], s.spans[2*k+1]
+					v = buf[i:j:j]
+				}
+				b.ExtFields[x] = append(b.ExtFields[x], v)
+			}
 		}
 		b.Line = append(b.Line, s.line)
 		s.rows++
@@ -559,6 +582,23 @@ func (s *CSVScanner) mapHeader(buf []byte) (bool, error) {
 	}
 	if s.col[Loc] < 0 {
 		return true, &ParseError{Source: s.source, Line: s.line, Err: s.noLocError()}
+	}
+	// The extension columns: every other column whose name is one.
+next:
+	for k, h := range s.header {
+		for c := range NumColumns {
+			if s.col[c] == k {
+				continue next
+			}
+		}
+		if x, ok := encode.ParseExtColumn(h); ok {
+			if x.Kind == encode.ExtImageList {
+				return true, &ParseError{Source: s.source, Line: s.line, Err: errImageList}
+			}
+			s.ext = append(s.ext, x)
+			s.extField = append(s.extField, k)
+			s.nfield = max(s.nfield, k+1)
+		}
 	}
 	// A missing optional column is normal, but one the user named on
 	// purpose is a typo or a changed export: stop rather than drop a field.

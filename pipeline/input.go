@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
 
 // ErrEmptyInput reports an input file that holds no data rows. A nightly
@@ -43,6 +46,56 @@ type rowSource interface {
 	Fill(b *Batch, chunk int) error
 	// Rows reports the data rows handed out so far.
 	Rows() int64
+	// Extensions returns the extension columns of the input; for CSV they
+	// are known after the first Fill.
+	Extensions() []encode.ExtColumn
+}
+
+// probeBytes is the input a CSV probe reads to find the header.
+const probeBytes = 64 << 10
+
+// probeNamespaces finds the extension namespaces of all inputs before the
+// first row is encoded, from each CSV header and columnar schema: every
+// shard of the run declares them, and their bytes count in the limit.
+// Standard input is read only in part; the returned reader replays that
+// part and goes on. Errors are left to the real read, which reports them
+// with their place, except that an input that cannot be opened fails now.
+func probeNamespaces(files []inputFile, stdin io.Reader, opt CSVOptions) (encode.Namespaces, io.Reader, error) {
+	var ns encode.Namespaces
+	for _, f := range files {
+		in := stdin
+		var rec *recorder
+		if f.path == "-" && f.format == formatCSV {
+			rec = &recorder{r: stdin}
+			in = rec
+		}
+		src, _, closeSrc, err := openSource(f, in, opt)
+		if err != nil {
+			return 0, stdin, err
+		}
+		if f.format == formatCSV {
+			var b Batch
+			src.Fill(&b, probeBytes) // errors come again, in place, from the real read
+		}
+		ns |= encode.NamespacesOf(src.Extensions())
+		closeSrc()
+		if rec != nil {
+			stdin = io.MultiReader(bytes.NewReader(rec.buf.Bytes()), stdin)
+		}
+	}
+	return ns, stdin, nil
+}
+
+// recorder keeps what is read through it, so it can be read again.
+type recorder struct {
+	r   io.Reader
+	buf bytes.Buffer
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.buf.Write(p[:max(n, 0)])
+	return n, err
 }
 
 // input is one opened input file.

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
 
 // ParquetReader reads the rows of an Apache Parquet file into Batches through
@@ -38,6 +41,10 @@ type ParquetReader struct {
 	rows  int64
 	err   error
 	spans [NumColumns][]span
+
+	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
+	extCols  []*pqColumn
+	extSpans [][]span
 }
 
 // readBuffer is the read size per column chunk: large reads, few system calls.
@@ -56,6 +63,9 @@ const (
 	kindDec32                      // INT32 decimal
 	kindDec64                      // INT64 decimal
 	kindDecBytes                   // (FIXED_LEN_)BYTE_ARRAY decimal, big-endian
+	kindInt32                      // INT32, as a decimal integer
+	kindInt64                      // INT64, as a decimal integer
+	kindBool                       // BOOLEAN, bit-packed: "true" or "false"
 )
 
 // pqColumn reads one mapped column, a page at a time.
@@ -85,6 +95,7 @@ type pqColumn struct {
 	f32   []float32
 	f64   []float64
 	i96   []deprecated.Int96
+	bits  []byte
 	nvals int
 }
 
@@ -138,7 +149,71 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 		}
 		pr.cols[c] = pc
 	}
+	// Extension columns: the other top-level columns named like one.
+next:
+	for _, col := range top {
+		for _, pc := range pr.cols {
+			if pc != nil && pc.leaf == col {
+				continue next
+			}
+		}
+		x, ok := encode.ParseExtColumn(col.Name())
+		if !ok {
+			continue
+		}
+		if x.Kind == encode.ExtImageList {
+			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		}
+		pc, err := newPQColumn(extLike(x.Kind), col)
+		if err != nil {
+			pc, err = newPQExtColumn(x.Kind, col, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		pr.ext = append(pr.ext, x)
+		pr.extCols = append(pr.extCols, pc)
+		pr.extSpans = append(pr.extSpans, nil)
+	}
 	return pr, nil
+}
+
+// Extensions returns the extension columns of the file.
+func (pr *ParquetReader) Extensions() []encode.ExtColumn { return pr.ext }
+
+// extLike returns the core field whose column types an extension column
+// accepts: dates like lastmod (string, DATE, TIMESTAMP), a rating like
+// priority (string, FLOAT, DOUBLE, DECIMAL), everything else a string like
+// changefreq. newPQExtColumn adds integers and booleans where they fit.
+func extLike(k encode.ExtKind) Column {
+	switch k {
+	case encode.ExtNewsDate, encode.ExtVideoPublicationDate, encode.ExtVideoExpirationDate:
+		return Lastmod
+	case encode.ExtVideoRating:
+		return Priority
+	}
+	return Changefreq
+}
+
+// newPQExtColumn accepts the integer columns of video:duration and
+// video:view_count and the BOOLEAN columns of mobile and the yes/no video
+// elements, or returns typeErr, the error of the string column they are not.
+func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqColumn, error) {
+	if !col.Leaf() || col.Repeated() || col.MaxRepetitionLevel() > 0 || col.MaxDefinitionLevel() > 1 {
+		return nil, typeErr
+	}
+	pc := &pqColumn{field: Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	switch kind := col.Type().Kind(); {
+	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int32:
+		pc.kind = kindInt32
+	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int64:
+		pc.kind = kindInt64
+	case (k == encode.ExtMobile || k == encode.ExtVideoFamilyFriendly || k == encode.ExtVideoRequiresSubscription || k == encode.ExtVideoLive) && kind == parquet.Boolean:
+		pc.kind = kindBool
+	default:
+		return nil, typeErr
+	}
+	return pc, nil
 }
 
 func findColumn(cols []*parquet.Column, name string) *parquet.Column {
@@ -257,7 +332,7 @@ func (pr *ParquetReader) Rows() int64 { return pr.rows }
 
 // Close releases the file.
 func (pr *ParquetReader) Close() error {
-	for _, c := range pr.cols {
+	for _, c := range append(pr.cols[:], pr.extCols...) {
 		if c != nil {
 			c.close()
 		}
@@ -297,6 +372,9 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 	for c := range pr.spans {
 		pr.spans[c] = pr.spans[c][:0]
 	}
+	for x := range pr.extSpans {
+		pr.extSpans[x] = pr.extSpans[x][:0]
+	}
 	loc := pr.cols[Loc]
 	total := 0
 	for len(b.Buf) < budget && total < maxBatchRows {
@@ -329,12 +407,28 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 				return pr.colErr(col, err)
 			}
 		}
+		for x, col := range pr.extCols {
+			var m int
+			b.Buf, pr.extSpans[x], m, err = col.take(b.Buf, pr.extSpans[x], n, -1)
+			if err == nil && m < n {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return pr.colErr(col, err)
+			}
+		}
 		pr.left -= int64(n)
 		total += n
 	}
 	for c := range NumColumns {
 		if pr.cols[c] != nil {
 			setViews(b, c, pr.spans[c])
+		}
+	}
+	if len(pr.ext) > 0 {
+		b.setExt(pr.ext)
+		for x := range pr.extCols {
+			b.ExtFields[x] = appendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
 		}
 	}
 	for i := range total {
@@ -364,7 +458,7 @@ func (pr *ParquetReader) nextRowGroup() error {
 			continue
 		}
 		chunks := g.ColumnChunks()
-		for _, c := range pr.cols {
+		for _, c := range append(pr.cols[:], pr.extCols...) {
 			if c == nil {
 				continue
 			}
@@ -446,10 +540,13 @@ func (c *pqColumn) nextPage() error {
 	case kindInt96:
 		c.i96 = data.Int96()
 		c.nvals = len(c.i96)
-	case kindDate, kindDec32:
+	case kindBool:
+		c.bits = data.Boolean()
+		c.nvals = 8 * len(c.bits)
+	case kindDate, kindDec32, kindInt32:
 		c.i32 = data.Int32()
 		c.nvals = len(c.i32)
-	case kindTimestamp, kindDec64:
+	case kindTimestamp, kindDec64, kindInt64:
 		c.i64 = data.Int64()
 		c.nvals = len(c.i64)
 	case kindFloat:
@@ -557,6 +654,12 @@ func (c *pqColumn) appendValue(buf []byte, vi int) ([]byte, error) {
 		return appendFloat(buf, c.f64[vi], 64), nil
 	case kindDec32:
 		return appendDecimal(buf, int64(c.i32[vi]), c.scale), nil
+	case kindInt32:
+		return strconv.AppendInt(buf, int64(c.i32[vi]), 10), nil
+	case kindInt64:
+		return strconv.AppendInt(buf, c.i64[vi], 10), nil
+	case kindBool:
+		return strconv.AppendBool(buf, c.bits[vi>>3]&(1<<(vi&7)) != 0), nil
 	case kindDec64:
 		return appendDecimal(buf, c.i64[vi], c.scale), nil
 	case kindDecBytes:

@@ -55,9 +55,12 @@ type Config struct {
 	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
 	LastmodTZ *time.Location
 	Columns   [NumColumns]string // input column names ("" = default)
-	Rejects   io.Writer          // CSV of rejected rows (nil: none)
-	Log       *slog.Logger       // nil: discard
-	Progress  *Progress          // live counters (nil: none)
+	// MediaQuery is the media attribute of media-alternate links
+	// ("": encode.DefaultMediaQuery).
+	MediaQuery string
+	Rejects    io.Writer    // CSV of rejected rows (nil: none)
+	Log        *slog.Logger // nil: discard
+	Progress   *Progress    // live counters (nil: none)
 
 	// KeepGenerations is how many earlier generations (per the manifest)
 	// stay in place after the switch, so that crawlers that fetched an older
@@ -135,9 +138,12 @@ type run struct {
 	times    stageTimes
 	rep      *Report
 	inputs   []inputFile // the inputs, folders and globs expanded
-	free     chan *Batch // recycled batches; its capacity bounds the batches in flight
-	depth    int
-	cutter   *shard.Cutter
+	// namespaces are those of the extension columns of all inputs, known
+	// before the first row: every shard of the run declares them.
+	namespaces encode.Namespaces
+	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
+	depth      int
+	cutter     *shard.Cutter
 
 	start   time.Time
 	before  []string                // the sink's files when the run started
@@ -203,6 +209,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return finish(err)
 	}
 	r.inputs = files
+	if r.namespaces, r.cfg.Stdin, err = probeNamespaces(files, r.cfg.Stdin, CSVOptions{Columns: cfg.Columns}); err != nil {
+		return finish(err)
+	}
 	before, err := cfg.Sink.List(ctx)
 	if err != nil {
 		return finish(fmt.Errorf("list %s: %w", cfg.Sink, err))
@@ -231,7 +240,7 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(batchBytes)
 	}
-	r.cutter = shard.NewCutter(cfg.MaxURLs, cfg.MaxBytes)
+	r.cutter = shard.NewCutterHeader(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces))
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
@@ -355,6 +364,9 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 // encode turns the rows of each batch into <url> entries or rejects.
 func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) error {
 	enc := encode.NewEncoder(r.cfg.Scope, r.cfg.LastmodTZ)
+	if r.cfg.MediaQuery != "" {
+		enc.SetMediaQuery(r.cfg.MediaQuery)
+	}
 	maxEntry := r.cutter.MaxEntry()
 	for b := range in {
 		t := time.Now()
@@ -385,6 +397,13 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 			Lastmod:    field(b, Lastmod, i),
 			Changefreq: field(b, Changefreq, i),
 			Priority:   field(b, Priority, i),
+		}
+		if len(b.Ext) > 0 {
+			b.extRow = b.extRow[:0]
+			for j := range b.Ext {
+				b.extRow = append(b.extRow, b.extField(j, i))
+			}
+			f.Ext, f.ExtVals = b.Ext, b.extRow
 		}
 		start := len(b.Out)
 		out, res := enc.AppendURL(b.Out, f)

@@ -13,6 +13,20 @@ const (
 	Footer = "</urlset>\n"
 )
 
+// URLSetHeader returns the bytes before the entries of a sitemap whose
+// entries use the extension namespaces ns: Header when ns is empty, else
+// Header's urlset start tag with an xmlns:PREFIX attribute for each of ns
+// (xhtml, mobile, image, video, news), so a run's sitemaps declare exactly
+// the extensions its input carries.
+func URLSetHeader(ns encode.Namespaces) string {
+	if ns == 0 {
+		return Header
+	}
+	b := []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"`)
+	b = ns.AppendDecls(b)
+	return string(append(b, ">\n"...))
+}
+
 // NoLastmod is the LastmodKey of a shard none of whose URLs has a lastmod.
 const NoLastmod = encode.NoLastmod
 
@@ -20,7 +34,7 @@ const NoLastmod = encode.NoLastmod
 // and what an index needs to know about it.
 type Shard struct {
 	Num        int    // 1-based position in the run
-	Data       []byte // the whole file: Header, entries, Footer
+	Data       []byte // the whole file: the Cutter's header, entries, Footer
 	URLs       int    // entries in Data
 	LastmodKey int64  // the newest lastmod among the URLs, or NoLastmod
 	lastmod    []byte
@@ -39,6 +53,7 @@ func (s *Shard) Lastmod() []byte {
 // bytes, and closes a shard only when the next entry would break a limit.
 // A Cutter is not safe for concurrent use, except for Recycle.
 type Cutter struct {
+	header   string
 	maxURLs  int
 	maxBytes int
 	open     *Shard
@@ -46,15 +61,25 @@ type Cutter struct {
 	free     chan *Shard // recycled shards, so buffers are reused
 }
 
-// NewCutter returns a Cutter for the given limits. maxBytes must leave room
-// for Header and Footer.
+// NewCutter returns a Cutter for the given limits whose shards start with
+// Header. maxBytes must leave room for Header and Footer.
 func NewCutter(maxURLs, maxBytes int) *Cutter {
-	return &Cutter{maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Shard, 16)}
+	return NewCutterHeader(maxURLs, maxBytes, Header)
 }
+
+// NewCutterHeader returns a Cutter for the given limits whose shards start
+// with header (see URLSetHeader); its bytes count towards maxBytes, which
+// must leave room for it and Footer.
+func NewCutterHeader(maxURLs, maxBytes int, header string) *Cutter {
+	return &Cutter{header: header, maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Shard, 16)}
+}
+
+// Header returns the bytes every shard of c starts with.
+func (c *Cutter) Header() string { return c.header }
 
 // MaxEntry is the length of the largest entry that fits an empty shard.
 // Callers must reject longer entries before Add.
-func (c *Cutter) MaxEntry() int { return c.maxBytes - len(Header) - len(Footer) }
+func (c *Cutter) MaxEntry() int { return c.maxBytes - len(c.header) - len(Footer) }
 
 // Add appends entry, whose newest-lastmod key and text are key and lastmod
 // (NoLastmod and nil for none). If the open shard cannot take the entry
@@ -105,7 +130,7 @@ func (c *Cutter) start() *Shard {
 	}
 	c.n++
 	s.Num = c.n
-	s.Data = append(s.Data[:0], Header...)
+	s.Data = append(s.Data[:0], c.header...)
 	s.URLs = 0
 	s.LastmodKey = NoLastmod
 	s.lastmod = s.lastmod[:0]

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 )
 
 func entry(n int, tag byte) []byte {
@@ -147,4 +150,39 @@ func ExampleCutter() {
 	// Output:
 	// shard 1 2 URLs
 	// shard 2 1 URLs
+}
+
+// TestCutterHeaderCounts: a run's extension namespaces make the header
+// longer, and those bytes count in the limit: the same entries that fit
+// under Header to the byte no longer fit.
+func TestCutterHeaderCounts(t *testing.T) {
+	h := URLSetHeader(encode.NSXhtml | encode.NSImage | encode.NSVideo | encode.NSNews | encode.NSMobile)
+	for _, want := range []string{`xmlns:xhtml="http://www.w3.org/1999/xhtml"`, `xmlns:mobile=`, `xmlns:image=`, `xmlns:video=`, `xmlns:news=`} {
+		if !strings.Contains(h, want) {
+			t.Errorf("header %s lacks %s", h, want)
+		}
+	}
+	if URLSetHeader(0) != Header || URLSetHeader(encode.NSImage) == Header {
+		t.Error("URLSetHeader(0) must be Header, and a namespace must change it")
+	}
+	const e = 100
+	max := len(h) + len(Footer) + 3*e
+	for _, tc := range []struct {
+		header string
+		want   int
+	}{{h, 3}, {h[:len(h)-1] + " >\n", 2}} {
+		c := NewCutterHeader(50000, max, tc.header)
+		if c.MaxEntry() != max-len(tc.header)-len(Footer) {
+			t.Errorf("MaxEntry %d ignores the header", c.MaxEntry())
+		}
+		var first *Shard
+		for i := range 4 {
+			if s := c.Add(entry(e, 'a'+byte(i)), NoLastmod, nil); s != nil && first == nil {
+				first = s
+			}
+		}
+		if first == nil || first.URLs != tc.want || !bytes.HasPrefix(first.Data, []byte(tc.header)) || len(first.Data) > max {
+			t.Fatalf("header of %d bytes: first shard %+v; want %d entries within %d bytes", len(tc.header), first, tc.want, max)
+		}
+	}
 }

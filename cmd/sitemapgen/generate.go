@@ -46,6 +46,7 @@ Flags:
 type generateFlags struct {
 	publicURL, scope, out, name string
 	report, rejects, lastmodTZ  string
+	mediaQuery                  string
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
 	columns                     [pipeline.NumColumns]string
@@ -75,6 +76,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
+	fs.StringVar(&f.mediaQuery, "media-query", encode.DefaultMediaQuery, "media attribute of the xhtml:link written for a media-alternate column")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path), as most S3-compatible stores want")
 	fs.IntVar(&f.s3PartSize, "s3-part-size", sink.DefaultPartSize>>20, "MiB: objects larger than this are uploaded in parts of this size (min 5)")
@@ -224,6 +226,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Inputs: inputs, Stdin: stdin, PublicURL: pub, Scope: scope, Name: f.name,
 		MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, Fanout: f.fanout,
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
+		MediaQuery:      f.mediaQuery,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
 	}
 	switch {
