@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 )
 
 // The test binary doubles as the command: with this variable set, TestMain
@@ -32,7 +34,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "../../testdata/sample.csv"); code != 0 {
 		t.Fatalf("first run: exit %d\n%s", code, stderr)
 	}
-	before := readDir(t, out)
+	before := xmltest.Snapshot(t, out)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), mainEnv+"=1",
@@ -52,7 +54,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	}
 	// Stdin stays open: the run cannot finish; wait until it has written shards.
 	deadline := time.Now().Add(20 * time.Second)
-	for len(readDir(t, out)) < len(before)+50 {
+	for len(xmltest.Snapshot(t, out)) < len(before)+50 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run wrote no shards: %s", stderr.String())
 		}
@@ -75,7 +77,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
 	}
-	after := readDir(t, out)
+	after := xmltest.Snapshot(t, out)
 	if len(after) != len(before) {
 		t.Errorf("%d files before, %d after the interrupted run", len(before), len(after))
 	}
@@ -84,17 +86,4 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 			t.Errorf("%s changed", name)
 		}
 	}
-}
-
-func readDir(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	m := map[string][]byte{}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		m[e.Name()], _ = os.ReadFile(filepath.Join(dir, e.Name()))
-	}
-	return m
 }
