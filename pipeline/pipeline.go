@@ -71,11 +71,16 @@ type Config struct {
 	MaxShrink float64
 	Force     bool // publish despite MaxShrink
 	DryRun    bool // everything but the writes; Report.Plan says what would happen
-	Uploads   int  // concurrent uploads to the sink (0: DefaultUploads)
+	Uploads   int  // concurrent uploads to the sink (0: DefaultUploads, or LocalUploads for a sink.Local)
 }
 
-// DefaultUploads is the number of concurrent uploads when Config.Uploads is 0.
+// DefaultUploads is the number of concurrent uploads when Config.Uploads is
+// 0: enough to hide an object store's latency.
 const DefaultUploads = 8
+
+// LocalUploads replaces DefaultUploads for a local folder, where a write
+// takes a few milliseconds: more would only hold more shards in memory.
+const LocalUploads = 2
 
 // batchBytes is the input read into one batch: big enough that per-batch
 // costs vanish, small enough that the reorder window stays a few MiB.
@@ -138,6 +143,7 @@ type run struct {
 	times    stageTimes
 	rep      *Report
 	inputs   []inputFile // the inputs, folders and globs expanded
+	gzFree   chan []byte // recycled buffers of compressed shards; its capacity bounds them
 	// namespaces are those of the extension columns of all inputs, known
 	// before the first row: every shard of the run declares them.
 	namespaces encode.Namespaces
@@ -192,6 +198,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Uploads == 0 {
 		cfg.Uploads = DefaultUploads
+		if _, ok := cfg.Sink.(*sink.Local); ok {
+			cfg.Uploads = LocalUploads
+		}
 	}
 	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, start: start}
 	rep.DryRun = cfg.DryRun
@@ -247,6 +256,16 @@ func (r *run) generate(ctx context.Context) error {
 	toCut := make(chan *Batch, cfg.Workers)
 	toCompress := make(chan *shard.Shard, 1)
 	toUpload := make(chan upload, cfg.Uploads)
+	ncomp := 2 // pgzip uses every core for one shard: two, so one compresses while the other hands over
+	if cfg.GzipProcs == 1 {
+		ncomp = runtime.GOMAXPROCS(0) // single streams: one per core
+	}
+	// Every compressed shard in flight (compressing, queued, uploading) has
+	// a buffer from this pool: recycled, they keep memory flat on any input.
+	r.gzFree = make(chan []byte, ncomp+2*cfg.Uploads)
+	for range cap(r.gzFree) {
+		r.gzFree <- nil
+	}
 
 	g.Go(func() error {
 		defer close(toEncode)
@@ -273,10 +292,6 @@ func (r *run) generate(ctx context.Context) error {
 	// compresses while the other hands over. Single streams: one per core.
 	// Then a bounded set of uploaders: uploads overlap with generation, and
 	// the shards in flight are at most Uploads queued + Uploads uploading.
-	ncomp := 2
-	if cfg.GzipProcs == 1 {
-		ncomp = runtime.GOMAXPROCS(0)
-	}
 	var compressors sync.WaitGroup
 	for range ncomp {
 		compressors.Add(1)
@@ -538,7 +553,13 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
 		name := shard.ContentName(r.cfg.Name, "", s.Num, 6, gz, ".xml.gz")
-		u := upload{file: describe(name, gz), data: bytes.Clone(gz)}
+		var buf []byte
+		select {
+		case buf = <-r.gzFree:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		u := upload{file: describe(name, gz), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
 		for len(r.listed) < s.Num {
@@ -577,10 +598,13 @@ func detach(ctx context.Context, grace time.Duration) (context.Context, context.
 func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 	for u := range in {
 		if ctx.Err() != nil {
+			r.gzFree <- u.data
 			continue // drain: the run has failed
 		}
 		t := time.Now()
-		if err := r.store(putCtx, u.file, u.data, true); err != nil {
+		err := r.store(putCtx, u.file, u.data, true)
+		r.gzFree <- u.data
+		if err != nil {
 			return err
 		}
 		r.times.write.Add(int64(time.Since(t)))
