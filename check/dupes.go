@@ -36,8 +36,9 @@ type record struct {
 const recordSize = 20
 
 type dupes struct {
-	seed maphash.Seed
-	dir  string
+	seed  maphash.Seed
+	dir   string
+	parts int // sorts of the in-memory records run at once
 
 	mu   sync.Mutex
 	buf  []record
@@ -45,8 +46,8 @@ type dupes struct {
 	err  error
 }
 
-func newDupes(dir string, runRecords int) *dupes {
-	return &dupes{seed: maphash.MakeSeed(), dir: dir, buf: make([]record, 0, runRecords)}
+func newDupes(dir string, runRecords, parts int) *dupes {
+	return &dupes{seed: maphash.MakeSeed(), dir: dir, parts: parts, buf: make([]record, 0, runRecords)}
 }
 
 func (d *dupes) hash(b []byte) uint64 { return maphash.Bytes(d.seed, b) }
@@ -149,9 +150,18 @@ func (d *dupes) groups(fn func(g []record, extra int)) error {
 	if d.err != nil {
 		return d.err
 	}
-	slices.SortFunc(d.buf, byHash)
+	// Sort the records still in memory in parallel parts, merged below
+	// with the runs: this sort is on the critical path at the end.
+	var cs []*cursor
+	var wg sync.WaitGroup
+	part := max(len(d.buf)/d.parts+1, 4096)
+	for i := 0; i < len(d.buf); i += part {
+		m := d.buf[i:min(i+part, len(d.buf))]
+		cs = append(cs, &cursor{mem: m})
+		wg.Go(func() { slices.SortFunc(m, byHash) })
+	}
+	wg.Wait()
 	h := cursorHeap{}
-	cs := []*cursor{{mem: d.buf}}
 	for _, f := range d.runs {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("duplicate check: %w", err)

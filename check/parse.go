@@ -503,7 +503,15 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 }
 
 func hasPrefixFold(s []byte, lower string) bool {
-	return len(s) >= len(lower) && strings.EqualFold(string(s[:len(lower)]), lower)
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		if c := s[i]; c != lower[i] && c+'a'-'A' != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // decompressed returns r, gunzipped when it starts with the gzip magic.

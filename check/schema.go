@@ -167,7 +167,9 @@ func init() {
 			opt(date(NSVideo, "premier_date")),
 		}}),
 		opt(&elem{ns: NSVideo, local: "platform", attrs: rel,
-			text: func(s []byte) (Code, bool) { return CodeInvalidValue, pattern(`((web|mobile|tv)( (web|mobile|tv))*)?`)(s) }}),
+			text: func(s []byte) (Code, bool) {
+				return CodeInvalidValue, pattern(`((web|mobile|tv)( (web|mobile|tv))*)?`)(s)
+			}}),
 		opt(typed(NSVideo, "live", yesNo)),
 		{&elem{ns: NSVideo, local: "id", text: anyText, attrs: []attrDecl{{local: "type", required: true,
 			check: enum("tms:series", "tms:program", "rovi:series", "rovi:program", "freebase", "url")}}}, 0, -1},
@@ -391,7 +393,10 @@ func xsdDateOrDateTime(s []byte) bool {
 	if y < 4 || (y > 4 && s[0] == '0') || y > 9 {
 		return false
 	}
-	year, _ := strconv.Atoi(string(s[:y]))
+	year := 0
+	for _, c := range s[:y] {
+		year = year*10 + int(c-'0')
+	}
 	if year == 0 {
 		return false
 	}

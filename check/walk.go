@@ -61,7 +61,7 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
 	c.qcond = sync.NewCond(&c.qmu)
-	c.dupes = newDupes(opt.TempDir, opt.RunRecords)
+	c.dupes = newDupes(opt.TempDir, opt.RunRecords, opt.Workers)
 	c.rep = &Report{Root: root, ByCode: map[Code]int{}, Limits: map[string]int{
 		"max_urls": opt.MaxURLs, "max_bytes": opt.MaxBytes, "max_entries": opt.MaxEntries, "max_depth": opt.MaxDepth}}
 	if opt.PublicURL != nil {

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sitemapgen/sitemapgen/check"
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+const validateUsage = `Usage: sitemapgen validate [flags] ROOT
+
+Checks a published sitemap set: ROOT is a sitemap or index file (plain or
+gzip), or a folder holding NAME.xml. It walks ROOT and every file it
+references and reports each problem on one line (FILE:LINE: CODE: what:
+"value"), then a summary on stderr: XML well-formedness, the rules of
+sitemap.xsd, siteindex.xsd and the image, video, news, mobile and xhtml:link
+extension schemas, the limits, escaping, scope, missing and orphan files,
+and duplicate URLs across the set. No xmllint is needed.
+
+Exit status: 0 no problem; 1 problems found; 2 usage error.
+
+Flags:
+`
+
+type validateFlags struct {
+	publicURL, scope, name, report, tmp string
+	maxURLs, maxBytes, maxEntries       int
+	maxDepth, maxProblems, workers      int
+	protocolMax                         bool
+}
+
+func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
+	f := &validateFlags{}
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), validateUsage)
+		printDefaults(fs)
+	}
+	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the set is served from; maps index <loc>s to files (default: the folder of the root index's first <loc>)")
+	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: each sitemap's own folder)")
+	fs.StringVar(&f.name, "name", "sitemap", "root file name stem when ROOT is a folder: ROOT/NAME.xml")
+	fs.StringVar(&f.report, "report", "", "write a JSON report to this file")
+	fs.IntVar(&f.maxURLs, "max-urls", check.Ours.MaxURLs, "URLs per sitemap file")
+	fs.IntVar(&f.maxBytes, "max-bytes", check.Ours.MaxBytes, "uncompressed bytes per file")
+	fs.IntVar(&f.maxEntries, "index-fanout", check.Ours.MaxEntries, "entries per index file")
+	fs.IntVar(&f.maxDepth, "max-depth", check.Ours.MaxDepth, "index levels above a sitemap")
+	fs.BoolVar(&f.protocolMax, "protocol-max", false, "use the protocol's limits (50000 URLs, 52428800 bytes, 50000 index entries) instead of ours")
+	fs.IntVar(&f.maxProblems, "max-problems", 1000, "stop after this many problems (0: no limit)")
+	fs.IntVar(&f.workers, "workers", 0, "files checked at once (default: all cores)")
+	fs.StringVar(&f.tmp, "tmp", "", "folder for the duplicate check's temporary runs (default: the system's)")
+	return fs, f
+}
+
+func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, f := newValidateFlags(stderr)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	files, root, opt, err := f.options(pos)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
+		if isUsage(err) {
+			fmt.Fprintln(stderr, "Run 'sitemapgen help validate' for usage.")
+			return exitUsage
+		}
+		return exitFail
+	}
+	rep, err := check.Set(ctx, files, root, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
+		return exitFail
+	}
+	for _, p := range rep.List {
+		fmt.Fprintln(stdout, p)
+	}
+	summarize(stderr, files.String(), rep)
+	if f.report != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(f.report, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sitemapgen validate: --report: %v\n", err)
+			return exitFail
+		}
+	}
+	if !rep.OK() {
+		return exitFail
+	}
+	return exitOK
+}
+
+// summarize prints the one-paragraph summary of a check.
+func summarize(w io.Writer, where string, rep *check.Report) {
+	verdict := "OK"
+	if !rep.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s %s: %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed, %d problems",
+		verdict, filepath.Join(where, rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+	if len(rep.ByCode) > 0 {
+		codes := make([]string, 0, len(rep.ByCode))
+		for c, n := range rep.ByCode {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
+	}
+	if rep.Stopped {
+		fmt.Fprintf(w, "; stopped at --max-problems, the check is incomplete")
+	}
+	fmt.Fprintf(w, "; %.2fs\n", rep.Seconds)
+}
+
+// options turns the flags and ROOT into what check.Set needs.
+func (f *validateFlags) options(pos []string) (check.Files, string, check.Options, error) {
+	var opt check.Options
+	if len(pos) != 1 {
+		return nil, "", opt, usageError{errors.New("give exactly one ROOT")}
+	}
+	rootArg := pos[0]
+	opt.Limits = check.Limits{MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, MaxEntries: f.maxEntries, MaxDepth: f.maxDepth}
+	if f.protocolMax {
+		opt.Limits = check.Protocol
+		opt.MaxDepth = f.maxDepth
+	}
+	if opt.MaxURLs < 1 || opt.MaxBytes < 1 || opt.MaxEntries < 1 || opt.MaxDepth < 1 || f.maxProblems < 0 {
+		return nil, "", opt, usageError{errors.New("limits must be positive")}
+	}
+	opt.MaxProblems, opt.Workers, opt.TempDir = f.maxProblems, f.workers, f.tmp
+	var err error
+	if f.publicURL != "" {
+		if opt.PublicURL, err = encode.ParseScope(f.publicURL); err != nil {
+			return nil, "", opt, usageError{fmt.Errorf("--public-url: %w", err)}
+		}
+	}
+	if f.scope != "" {
+		if opt.Scope, err = encode.ParseScope(f.scope); err != nil {
+			return nil, "", opt, usageError{fmt.Errorf("--scope: %w", err)}
+		}
+	}
+	if strings.HasPrefix(rootArg, "s3://") {
+		// The S3 sink is being built (issue 4); check.Files is the seam it plugs into.
+		return nil, "", opt, usageError{errors.New("ROOT s3://... is not supported yet; give a local file or folder")}
+	}
+	fi, err := os.Stat(rootArg)
+	if err != nil {
+		return nil, "", opt, fmt.Errorf("ROOT: %w", err)
+	}
+	if fi.IsDir() {
+		return check.Dir(rootArg), f.name + ".xml", opt, nil
+	}
+	return check.Dir(filepath.Dir(rootArg)), filepath.Base(rootArg), opt, nil
+}
