@@ -122,6 +122,9 @@ type Options struct {
 	// is each sitemap's own folder (the protocol's rule); a root sitemap
 	// with neither PublicURL nor Scope has no known folder and no scope check.
 	Scope *encode.Scope
+	// SkipOrphans leaves out the orphan check: generate --verify runs before
+	// the files of the previous set are pruned.
+	SkipOrphans bool
 	// MaxProblems stops the check once that many problems are found (0: no limit).
 	MaxProblems int
 	// Workers is the number of files checked at once (0: GOMAXPROCS).

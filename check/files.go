@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -60,4 +61,23 @@ func (d Dir) List(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// WithFile returns files with name served from data: the view of a set
+// whose root is about to be published, as generate --verify checks it.
+func WithFile(files Files, name string, data []byte) Files {
+	return &withFile{files, name, data}
+}
+
+type withFile struct {
+	Files
+	name string
+	data []byte
+}
+
+func (w *withFile) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if name == w.name {
+		return io.NopCloser(bytes.NewReader(w.data)), nil
+	}
+	return w.Files.Open(ctx, name)
 }

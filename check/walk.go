@@ -77,7 +77,9 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 
 	var err error
 	if c.ctx.Err() == nil {
-		c.orphans()
+		if !opt.SkipOrphans {
+			c.orphans()
+		}
 		err = c.duplicates()
 	} else {
 		c.dupes.close()

@@ -44,6 +44,10 @@ type Config struct {
 	Rejects   io.Writer          // CSV of rejected rows (nil: none)
 	Log       *slog.Logger       // nil: discard
 	Progress  *Progress          // live counters (nil: none)
+	// Verify, when set, is called with the root index's name and bytes after
+	// every other file is written and before the root is published; an
+	// error fails the run and nothing new is published.
+	Verify func(ctx context.Context, root string, data []byte) error
 }
 
 // batchBytes is the input read into one batch: big enough that per-batch
@@ -466,7 +470,12 @@ func (r *run) publish(ctx context.Context) error {
 			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
 		}
 	}
-	for _, ix := range indexes {
+	for i, ix := range indexes {
+		if i == len(indexes)-1 && r.cfg.Verify != nil {
+			if err := r.cfg.Verify(ctx, ix.Name, ix.Data); err != nil {
+				return fmt.Errorf("verify: %w", err)
+			}
+		}
 		if err := r.put(ctx, ix.Name, ix.Data); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -42,6 +43,7 @@ type generateFlags struct {
 	report, rejects, lastmodTZ  string
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
+	verify                      bool
 	columns                     [pipeline.NumColumns]string
 }
 
@@ -65,6 +67,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
+	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
 	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "CSV header name of the "+n+" column")
@@ -193,6 +196,9 @@ func (f *generateFlags) config(inputs []string, stdin io.Reader, log *slog.Logge
 	}
 	if cfg.Sink, err = sink.NewLocal(f.out); err != nil {
 		return cfg, closeOut, err
+	}
+	if f.verify {
+		cfg.Verify = verifier(check.Dir(f.out), &cfg, log)
 	}
 	if f.rejects != "" {
 		rf, err := os.Create(f.rejects)

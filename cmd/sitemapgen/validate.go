@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline"
 )
 
 const validateUsage = `Usage: sitemapgen validate [flags] ROOT
@@ -165,4 +167,43 @@ func (f *validateFlags) options(pos []string) (check.Files, string, check.Option
 		return check.Dir(rootArg), f.name + ".xml", opt, nil
 	}
 	return check.Dir(filepath.Dir(rootArg)), filepath.Base(rootArg), opt, nil
+}
+
+// errVerify reports a written set that validate finds problems in.
+var errVerify = errors.New("the written set has problems; the root index was not published")
+
+// verifier returns the pipeline's Verify hook for generate --verify: it
+// checks the set in files as it will be once the root is published, with
+// the run's limits. Duplicate URLs are logged, not fatal: generate keeps
+// every accepted row, so duplicates come from the input. Old files about to
+// be pruned are not orphans.
+func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, []byte) error {
+	return func(ctx context.Context, root string, data []byte) error {
+		scope := cfg.Scope
+		if scope == nil {
+			scope = cfg.PublicURL
+		}
+		rep, err := check.Set(ctx, check.WithFile(files, root, data), root, check.Options{
+			Limits:    check.Limits{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes, MaxEntries: cfg.Fanout},
+			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true,
+		})
+		if err != nil {
+			return err
+		}
+		var bad []string
+		for _, p := range rep.List {
+			if p.Code != check.CodeDuplicateURL {
+				bad = append(bad, p.String())
+			}
+		}
+		if dups := rep.ByCode[check.CodeDuplicateURL]; dups > 0 {
+			log.Warn("verify: the input holds duplicate URLs", "duplicates", dups)
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%w:\n%s", errVerify, strings.Join(bad, "\n"))
+		}
+		log.Info("verify: the set is valid", "sitemaps", rep.Sitemaps, "indexes", rep.Indexes, "urls", rep.URLs,
+			"seconds", fmt.Sprintf("%.2f", rep.Seconds))
+		return nil
+	}
 }
