@@ -45,6 +45,7 @@ const (
 const (
 	CodeLastmodNotW3C  Code = "lastmod_not_w3c"     // valid for the XSD but not W3C Datetime as written (no zone, no seconds...)
 	CodeUnencoded      Code = "unencoded_character" // a loc byte that must be percent-encoded
+	CodeNotUTF8        Code = "not_utf8"            // the file declares an encoding other than UTF-8
 	CodeTooManyURLs    Code = "too_many_urls"       // more URLs in a sitemap than the limit
 	CodeTooManyBytes   Code = "too_many_bytes"      // sitemap larger than the limit, uncompressed
 	CodeTooManyEntries Code = "too_many_entries"    // more entries in an index than the limit

@@ -104,6 +104,7 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	cr := &countingReader{r: src}
 	p.d = xml.NewDecoder(cr)
 	p.d.Strict = true
+	p.d.CharsetReader = p.charset
 	for {
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
@@ -144,6 +145,54 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	return cr.n
 }
 
+// charset reads the single-byte encodings xmllint also reads, reporting
+// that the protocol asks for UTF-8; any other encoding stops the file.
+func (p *parser) charset(label string, r io.Reader) (io.Reader, error) {
+	p.problem(1, CodeNotUTF8, "the protocol asks for UTF-8", label)
+	switch strings.ToLower(label) {
+	case "iso-8859-1", "latin1", "iso_8859-1", "l1", "us-ascii", "ascii":
+		return &latin1Reader{r: bufio.NewReader(r)}, nil
+	}
+	return nil, fmt.Errorf("%w: %s", errEncoding, label)
+}
+
+var errEncoding = errors.New("unsupported encoding")
+
+// latin1Reader turns ISO-8859-1 into UTF-8.
+type latin1Reader struct {
+	r    *bufio.Reader
+	rest []byte
+}
+
+func (l *latin1Reader) Read(p []byte) (int, error) {
+	n := 0
+	for n+1 < len(p) {
+		if len(l.rest) > 0 {
+			p[n] = l.rest[0]
+			l.rest = l.rest[1:]
+			n++
+			continue
+		}
+		c, err := l.r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if c < utf8.RuneSelf {
+			p[n] = c
+			n++
+			continue
+		}
+		var b [2]byte
+		utf8.EncodeRune(b[:], rune(c))
+		p[n], l.rest = b[0], append(l.rest[:0], b[1])
+		n++
+	}
+	return n, nil
+}
+
 func (p *parser) line() int {
 	l, _ := p.d.InputPos()
 	return l
@@ -168,6 +217,8 @@ func (p *parser) notWellFormed(msg string) bool {
 func (p *parser) readError(err error, gz bool) {
 	var se *xml.SyntaxError
 	switch {
+	case errors.Is(err, errEncoding):
+		// reported by charset
 	case errors.As(err, &se):
 		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
 	case gz:
