@@ -39,7 +39,6 @@ type checker struct {
 	qcond   *sync.Cond
 	queue   []task
 	active  int
-	stopped bool
 }
 
 // task is a file to check: name, index depth, and who listed it where.
