@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -87,7 +88,7 @@ func exampleSet(t *testing.T, file string) (string, Options) {
 	}
 	writeFile(t, dir, file, data)
 	opt := Options{Limits: Ours}
-	if bytes.Contains(data, []byte("sitemapindex")) || bytes.HasPrefix(data, []byte{0x1f, 0x8b}) && bytes.Contains(file2(t, data), []byte("sitemapindex")) {
+	if strings.Contains(file, "sitemapindex") && strings.HasPrefix(file, "valid-") {
 		opt.PublicURL = mustScope(t, "https://www.example.com/sitemaps/")
 		opt.Scope = mustScope(t, "https://www.example.com/")
 		for i := 1; i <= 3; i++ {
@@ -97,17 +98,6 @@ func exampleSet(t *testing.T, file string) (string, Options) {
 		}
 	}
 	return dir, opt
-}
-
-// file2 gunzips data for a peek.
-func file2(t *testing.T, data []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	b.ReadFrom(zr)
-	return b.Bytes()
 }
 
 func TestExamples(t *testing.T) {
