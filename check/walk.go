@@ -35,10 +35,10 @@ type checker struct {
 	base     string // public folder URL, normalised; "" until known
 
 	// the work queue of referenced files
-	qmu     sync.Mutex
-	qcond   *sync.Cond
-	queue   []task
-	active  int
+	qmu    sync.Mutex
+	qcond  *sync.Cond
+	queue  []task
+	active int
 }
 
 // task is a file to check: name, index depth, and who listed it where.
