@@ -816,3 +816,55 @@ func unescapeXML(s string) []byte {
 	r := strings.NewReplacer("&amp;", "&", "&apos;", "'", "&quot;", `"`, "&lt;", "<", "&gt;", ">")
 	return []byte(r.Replace(s))
 }
+
+func TestLastmodWritten(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"2024-01-01", true},
+		{"2024-01-01T10:00:00Z", true},
+		{"2024-01-01T10:00:00.123+02:00", true},
+		{"2024-01-01T10:00:00-00:00", true},
+		{"2024-02-30", false},          // impossible date
+		{"2024-01-01T10:00Z", false},   // no seconds: xsd:dateTime rejects it
+		{"2024-01-01T10:00:00", false}, // no zone: W3C Datetime rejects it
+		{"2024-01-01 10:00:00Z", false},
+		{"2024-01-01t10:00:00z", false}, // AppendLastmod would upper-case it
+		{"2024-01-01T10:00:00+0200", false},
+		{" 2024-01-01", false},
+		{"2024-01", false},
+		{"", false},
+		{"2024-01-01T10:00:00.1234567890123456789012345Z", false},
+	} {
+		if got := LastmodWritten([]byte(tc.in)); got != tc.want {
+			t.Errorf("LastmodWritten(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { LastmodWritten([]byte("2024-01-01T10:00:00.123+02:00")) }); n != 0 {
+		t.Errorf("LastmodWritten allocates %v times", n)
+	}
+}
+
+func TestUnencodedAt(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"https://ex.com/a/b?c=d&e=f#g", -1},
+		{"https://ex.com/%C3%BCber", -1},
+		{"https://ex.com/über", 15},
+		{"https://ex.com/a b", 16},
+		{"https://ex.com/a%zz", 16},
+		{"https://ex.com/a%2", 16},
+		{"https://ex.com/a#b#c", 18},
+		{"https://ex.com/a{b}", 16},
+		{"https://bücher.de/", 9},
+		{"https://[::1]:8080/x", -1},
+		{"https://ex.com/it's", -1},
+	} {
+		if got := UnencodedAt([]byte(tc.in)); got != tc.want {
+			t.Errorf("UnencodedAt(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

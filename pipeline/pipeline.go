@@ -72,6 +72,10 @@ type Config struct {
 	Force     bool // publish despite MaxShrink
 	DryRun    bool // everything but the writes; Report.Plan says what would happen
 	Uploads   int  // concurrent uploads to the sink (0: DefaultUploads, or LocalUploads for a sink.Local)
+	// Verify, when set, is called with the root index's name and bytes after
+	// every other file is written and before the root is published; an
+	// error fails the run and nothing new is published.
+	Verify func(ctx context.Context, root string, data []byte) error
 }
 
 // DefaultUploads is the number of concurrent uploads when Config.Uploads is
@@ -781,6 +785,11 @@ func (r *run) publish(ctx context.Context) error {
 		}
 		files = append(files, f)
 		rep.Files = append(rep.Files, ix.Name)
+	}
+	if r.cfg.Verify != nil {
+		if err := r.cfg.Verify(ctx, root, rootIx.Data); err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
 	}
 	robotsName := r.cfg.Name + "-robots.txt"
 	files = append(files, describe(root, rootIx.Data), describe(robotsName, robots))

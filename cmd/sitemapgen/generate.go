@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -49,6 +50,7 @@ type generateFlags struct {
 	mediaQuery                  string
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
+	verify                      bool
 	columns                     [pipeline.NumColumns]string
 
 	s3Endpoint, cacheControl, maxShrink string
@@ -86,6 +88,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
+	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
 	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
@@ -257,6 +260,9 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		cfg.Sink = s
 	} else if cfg.Sink, err = sink.NewLocal(f.out); err != nil {
 		return cfg, closeOut, err
+	}
+	if f.verify {
+		cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
 	}
 	if f.rejects != "" {
 		rf, err := os.Create(f.rejects)

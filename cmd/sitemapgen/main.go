@@ -5,6 +5,7 @@
 // Usage:
 //
 //	sitemapgen generate [flags] INPUT...
+//	sitemapgen validate [flags] ROOT
 //
 // Run "sitemapgen help generate" for the flags.
 package main
@@ -46,7 +47,8 @@ const usage = `sitemapgen turns URL lists into XML sitemaps.
 
 Usage:
   sitemapgen generate [flags] INPUT...   write a sitemap set (see: sitemapgen help generate)
-  sitemapgen help [generate]             show help
+  sitemapgen validate [flags] ROOT       check a sitemap set (see: sitemapgen help validate)
+  sitemapgen help [generate|validate]    show help
   sitemapgen version                     print the version
 `
 
@@ -58,9 +60,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "generate":
 		return generate(ctx, args[1:], stdin, stdout, stderr)
+	case "validate":
+		return validate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "generate" {
 			return generate(ctx, []string{"--help"}, stdin, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "validate" {
+			return validate(ctx, []string{"--help"}, stdout, stdout)
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK

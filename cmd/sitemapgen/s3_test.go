@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
@@ -429,5 +431,32 @@ func TestS3Errors(t *testing.T) {
 	}
 	if keys := s3test.Keys(t, e.c, e.bucket, ""); len(keys) != 0 {
 		t.Fatalf("failed runs wrote %q", keys)
+	}
+}
+
+// TestS3ValidateAndVerify: generate --verify checks the set in the bucket
+// before the root goes live, and validate reads a set from s3:// and finds a
+// shard deleted behind its back.
+func TestS3ValidateAndVerify(t *testing.T) {
+	e := newS3Env(t)
+	in := rowsCSV(t, 3000, nil)
+	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "500", "--verify", in)...); code != 0 {
+		t.Fatalf("generate --verify: exit %d\n%s", code, stderr)
+	}
+	root := "s3://" + e.bucket + "/" + e.prefix
+	flags := []string{"validate", "--public-url", base, "--s3-endpoint", e.ep, "--s3-path-style"}
+	for _, r := range []string{root, root + "sitemap.xml"} {
+		code, stdout, stderr := sitemapgen(t, "", append(flags, r)...)
+		if code != 0 || !strings.Contains(stderr, "3000 URLs") {
+			t.Fatalf("validate %s: exit %d\n%s%s", r, code, stdout, stderr)
+		}
+	}
+	set, _ := checkPublished(t, e)
+	if _, err := e.c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: &e.bucket, Key: aws.String(e.prefix + set.Shards[2].Name)}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := sitemapgen(t, "", append(flags, root)...)
+	if code != 1 || !strings.Contains(stdout, set.Shards[2].Name) || !strings.Contains(stdout, "missing") {
+		t.Fatalf("validate after deleting a shard: exit %d\n%s", code, stdout)
 	}
 }

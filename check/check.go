@@ -1,0 +1,165 @@
+// Package check validates a published sitemap set, ours or anyone's: it
+// walks a root sitemap or index file and every file it references, streaming
+// each one through encoding/xml's token API in constant memory, and reports
+// every problem with its file, line and value.
+//
+// It checks well-formedness; the rules of sitemap.xsd, siteindex.xsd and
+// the image, video, news, mobile and xhtml:link extension schemas, written
+// in Go (element order, required elements, attributes, enumerations, ranges,
+// patterns, lastmod forms, loc length); the limits (URLs and uncompressed
+// bytes per sitemap, entries per index, nesting depth); escaping and
+// percent-encoding of locs; scope; missing and orphan files; and duplicate
+// URLs across the whole set (see dupes.go for the memory-bounded method).
+// The rules it shares with the encoder (loc normalisation, lastmod forms,
+// changefreq, priority, scope) come from package encode.
+package check
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// Code names a kind of problem. The names are stable: reports use them.
+type Code string
+
+// Problems the sitemap schemas catch: a file with one of these fails
+// xmllint against sitemap-combined.xsd or siteindex.xsd.
+const (
+	CodeNotWellFormed     Code = "not_well_formed"    // not XML, or not namespace-well-formed
+	CodeWrongRoot         Code = "wrong_root"         // root is not urlset or sitemapindex in the sitemap namespace
+	CodeUnexpectedElement Code = "unexpected_element" // element not allowed here (order, repetition, unknown)
+	CodeMissingElement    Code = "missing_element"    // a required element is absent
+	CodeUnknownExtension  Code = "unknown_extension"  // element of a namespace no loaded schema declares
+	CodeUnexpectedText    Code = "unexpected_text"    // text where only elements may be
+	CodeBadAttribute      Code = "bad_attribute"      // attribute not declared, missing or with a bad value
+	CodeLocLength         Code = "loc_length"         // loc shorter than 12 or longer than 2048 characters
+	CodeLastmodInvalid    Code = "lastmod_invalid"    // neither xsd:date nor xsd:dateTime
+	CodeChangefreqInvalid Code = "changefreq_invalid" // not always hourly daily weekly monthly yearly never
+	CodePriorityInvalid   Code = "priority_invalid"   // not a decimal from 0.0 to 1.0
+	CodeInvalidValue      Code = "invalid_value"      // an extension element's value breaks its type
+)
+
+// Problems of the protocol and of the set that the schemas do not catch.
+const (
+	CodeLastmodNotW3C  Code = "lastmod_not_w3c"     // valid for the XSD but not W3C Datetime as written (no zone, no seconds...)
+	CodeUnencoded      Code = "unencoded_character" // a loc byte that must be percent-encoded
+	CodeNotUTF8        Code = "not_utf8"            // the file declares an encoding other than UTF-8
+	CodeTooManyURLs    Code = "too_many_urls"       // more URLs in a sitemap than the limit
+	CodeTooManyBytes   Code = "too_many_bytes"      // sitemap larger than the limit, uncompressed
+	CodeTooManyEntries Code = "too_many_entries"    // more entries in an index than the limit
+	CodeTooDeep        Code = "too_deep"            // indexes nested deeper than the limit
+	CodeMissingFile    Code = "missing_file"        // a referenced file does not exist
+	CodeListedTwice    Code = "listed_twice"        // a file referenced more than once (or a cycle)
+	CodeNotMapped      Code = "loc_not_mapped"      // an index loc is not a file under the public URL
+	CodeOrphan         Code = "orphan_file"         // a sitemap file in the folder that nothing references
+	CodeGzip           Code = "bad_gzip"            // a .gz name holding no gzip, or a corrupt stream
+	CodeUnreadable     Code = "unreadable"          // an I/O error other than a missing file
+	CodeDuplicateURL   Code = "duplicate_url"       // the same URL listed twice in the set
+)
+
+// Codes of loc problems are the encoder's rejection reasons:
+// "not_http_url", "bad_host", "bad_port", "userinfo", "out_of_scope",
+// "loc_too_long", "invalid_utf8", "control_character", "empty_loc".
+func reasonCode(r encode.Reason) Code { return Code(r.String()) }
+
+// Schema reports whether the problem is one the XSDs catch, that is, one
+// xmllint reports too.
+func (c Code) Schema() bool {
+	switch c {
+	case CodeNotWellFormed, CodeWrongRoot, CodeUnexpectedElement, CodeMissingElement, CodeUnknownExtension,
+		CodeUnexpectedText, CodeBadAttribute, CodeLocLength, CodeLastmodInvalid, CodeChangefreqInvalid,
+		CodePriorityInvalid, CodeInvalidValue:
+		return true
+	}
+	return false
+}
+
+// Problem is one thing wrong with the set.
+type Problem struct {
+	File    string `json:"file"`            // name relative to the set's folder
+	Line    int    `json:"line,omitempty"`  // 1-based; 0 when it concerns the whole file
+	Code    Code   `json:"code"`            // what kind of problem
+	Message string `json:"message"`         // what is wrong, for people
+	Value   string `json:"value,omitempty"` // the offending value, cut to 200 bytes
+}
+
+// String formats the problem as one line: FILE:LINE: CODE: MESSAGE: "VALUE".
+func (p Problem) String() string {
+	s := p.File
+	if p.Line > 0 {
+		s += fmt.Sprintf(":%d", p.Line)
+	}
+	s += ": " + string(p.Code) + ": " + p.Message
+	if p.Value != "" {
+		s += fmt.Sprintf(": %q", p.Value)
+	}
+	return s
+}
+
+// Limits are the thresholds of the protocol checks.
+type Limits struct {
+	MaxURLs    int // URLs per sitemap
+	MaxBytes   int // uncompressed bytes per sitemap, whole file
+	MaxEntries int // entries per index
+	MaxDepth   int // index levels above a sitemap (1: the root index lists sitemaps)
+}
+
+// Our limits (what generate writes by default) and the protocol's.
+var (
+	Ours     = Limits{MaxURLs: 50000, MaxBytes: 10485760, MaxEntries: 1000, MaxDepth: 3}
+	Protocol = Limits{MaxURLs: 50000, MaxBytes: 52428800, MaxEntries: 50000, MaxDepth: 3}
+)
+
+// Options configure a check.
+type Options struct {
+	Limits
+	// PublicURL is the folder URL the set is served from: index <loc>s under
+	// it name files relative to the folder. When nil it is the folder of the
+	// first <loc> the root index lists.
+	PublicURL *encode.Scope
+	// Scope is the URL prefix every listed URL must fall under. When nil it
+	// is each sitemap's own folder (the protocol's rule); a root sitemap
+	// with neither PublicURL nor Scope has no known folder and no scope check.
+	Scope *encode.Scope
+	// SkipOrphans leaves out the orphan check: generate --verify runs before
+	// the files of the previous set are pruned.
+	SkipOrphans bool
+	// MaxProblems stops the check once that many problems are found (0: no limit).
+	MaxProblems int
+	// Workers is the number of files checked at once (0: GOMAXPROCS).
+	Workers int
+	// TempDir holds the sorted runs of URL fingerprints ("": os.TempDir()).
+	TempDir string
+	// RunRecords is the number of URL fingerprints held in memory before a
+	// sorted run is spilled to TempDir (0: 1<<20, 24 MiB).
+	RunRecords int
+}
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.RunRecords <= 0 {
+		o.RunRecords = 1 << 20
+	}
+}
+
+// Report is the outcome of a check.
+type Report struct {
+	Root              string         `json:"root"`
+	Sitemaps          int            `json:"sitemaps"`
+	Indexes           int            `json:"indexes"`
+	URLs              int64          `json:"urls"`
+	BytesUncompressed int64          `json:"bytes_uncompressed"`
+	Problems          int            `json:"problems"`
+	ByCode            map[Code]int   `json:"by_code"`
+	Stopped           bool           `json:"stopped,omitempty"` // MaxProblems reached: the check is incomplete
+	List              []Problem      `json:"list"`
+	Seconds           float64        `json:"seconds"`
+	Limits            map[string]int `json:"limits"`
+}
+
+// OK reports whether the set has no problem.
+func (r *Report) OK() bool { return r.Problems == 0 }

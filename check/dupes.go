@@ -1,0 +1,218 @@
+package check
+
+import (
+	"bufio"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"slices"
+	"sync"
+)
+
+// Duplicate URLs are found with an external sort of 64-bit fingerprints.
+//
+// Every URL, normalised by the encoder (so that HTTP://Ex.com/a and
+// http://ex.com/a are the same URL), is hashed to 64 bits and recorded with
+// where it is (file, line, ordinal in the file): 20 bytes. Records collect in
+// memory up to Options.RunRecords (default 1<<20, 24 MiB); then they are
+// sorted and written to a temporary file as a run. At the end the runs are
+// merged (one 16 KiB read buffer per run) and equal fingerprints are
+// duplicates. Memory is RunRecords*24 bytes plus 16 KiB per run, that is
+// 24 MiB + 16 KiB per million URLs (a billion URLs: 24 MiB + 16 MiB), and
+// disk is 20 bytes per URL. The duplicates found are then confirmed by
+// reading their URLs back, so a fingerprint collision is never reported.
+
+// record is one URL's fingerprint and place.
+type record struct {
+	h               uint64
+	file, line, ord uint32
+}
+
+const recordSize = 20
+
+type dupes struct {
+	seed  maphash.Seed
+	dir   string
+	parts int // sorts of the in-memory records run at once
+
+	mu   sync.Mutex
+	buf  []record
+	runs []*os.File
+	err  error
+}
+
+func newDupes(dir string, runRecords, parts int) *dupes {
+	return &dupes{seed: maphash.MakeSeed(), dir: dir, parts: parts, buf: make([]record, 0, runRecords)}
+}
+
+func (d *dupes) hash(b []byte) uint64 { return maphash.Bytes(d.seed, b) }
+
+// add takes a batch of records, spilling a sorted run when memory is full.
+func (d *dupes) add(rs []record) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(rs) > 0 {
+		n := min(len(rs), cap(d.buf)-len(d.buf))
+		d.buf = append(d.buf, rs[:n]...)
+		rs = rs[n:]
+		if len(d.buf) == cap(d.buf) && d.err == nil {
+			d.err = d.spill()
+		}
+	}
+}
+
+func byHash(a, b record) int { return cmp.Compare(a.h, b.h) }
+
+func (d *dupes) spill() error {
+	slices.SortFunc(d.buf, byHash)
+	f, err := os.CreateTemp(d.dir, "sitemapgen-urls-*.run")
+	if err != nil {
+		return fmt.Errorf("duplicate check: %w", err)
+	}
+	os.Remove(f.Name()) // unlinked: the space is freed when f is closed, even after a crash
+	d.runs = append(d.runs, f)
+	w := bufio.NewWriterSize(f, 256<<10)
+	var b [recordSize]byte
+	for _, r := range d.buf {
+		putRecord(b[:], r)
+		w.Write(b[:])
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("duplicate check: %w", err)
+	}
+	d.buf = d.buf[:0]
+	return nil
+}
+
+func putRecord(b []byte, r record) {
+	binary.LittleEndian.PutUint64(b, r.h)
+	binary.LittleEndian.PutUint32(b[8:], r.file)
+	binary.LittleEndian.PutUint32(b[12:], r.line)
+	binary.LittleEndian.PutUint32(b[16:], r.ord)
+}
+
+// cursor reads one sorted run, or the in-memory rest.
+type cursor struct {
+	cur  record
+	r    *bufio.Reader
+	mem  []record
+	done bool
+}
+
+func (c *cursor) next() error {
+	if c.r == nil {
+		if len(c.mem) == 0 {
+			c.done = true
+			return nil
+		}
+		c.cur, c.mem = c.mem[0], c.mem[1:]
+		return nil
+	}
+	var b [recordSize]byte
+	if _, err := io.ReadFull(c.r, b[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			c.done = true
+			return nil
+		}
+		return err
+	}
+	c.cur = record{binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint32(b[8:]),
+		binary.LittleEndian.Uint32(b[12:]), binary.LittleEndian.Uint32(b[16:])}
+	return nil
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int           { return len(h) }
+func (h cursorHeap) Less(i, j int) bool { return h[i].cur.h < h[j].cur.h }
+func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+// maxGroup bounds the records of one fingerprint held at once.
+const maxGroup = 4096
+
+// groups merges every run and calls fn with each set of two or more
+// records sharing a fingerprint (at most maxGroup of them; extra is the
+// count left out). It closes the runs.
+func (d *dupes) groups(fn func(g []record, extra int)) error {
+	defer d.close()
+	if d.err != nil {
+		return d.err
+	}
+	// Sort the records still in memory in parallel parts, merged below
+	// with the runs: this sort is on the critical path at the end.
+	var cs []*cursor
+	var wg sync.WaitGroup
+	part := max(len(d.buf)/d.parts+1, 4096)
+	for i := 0; i < len(d.buf); i += part {
+		m := d.buf[i:min(i+part, len(d.buf))]
+		cs = append(cs, &cursor{mem: m})
+		wg.Go(func() { slices.SortFunc(m, byHash) })
+	}
+	wg.Wait()
+	h := cursorHeap{}
+	for _, f := range d.runs {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("duplicate check: %w", err)
+		}
+		cs = append(cs, &cursor{r: bufio.NewReaderSize(f, 16<<10)})
+	}
+	for _, c := range cs {
+		if err := c.next(); err != nil {
+			return fmt.Errorf("duplicate check: %w", err)
+		}
+		if !c.done {
+			h = append(h, c)
+		}
+	}
+	heap.Init(&h)
+	var g []record
+	extra := 0
+	flush := func() {
+		if len(g) > 1 {
+			fn(g, extra)
+		}
+		g, extra = g[:0], 0
+	}
+	for len(h) > 0 {
+		c := h[0]
+		r := c.cur
+		if len(g) > 0 && g[0].h != r.h {
+			flush()
+		}
+		if len(g) < maxGroup {
+			g = append(g, r)
+		} else {
+			extra++
+		}
+		if err := c.next(); err != nil {
+			return fmt.Errorf("duplicate check: %w", err)
+		}
+		if c.done {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	flush()
+	return nil
+}
+
+func (d *dupes) close() {
+	for _, f := range d.runs {
+		f.Close()
+	}
+	d.runs = nil
+	d.buf = nil
+}

@@ -1,0 +1,51 @@
+package check
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// noFiles is an empty folder: every file but the one WithFile adds is missing.
+type noFiles struct{}
+
+func (noFiles) Open(context.Context, string) (io.ReadCloser, error) { return nil, fs.ErrNotExist }
+func (noFiles) List(context.Context) ([]string, error)              { return nil, nil }
+func (noFiles) String() string                                      { return "(none)" }
+
+// FuzzSet feeds arbitrary bytes to the validator as a root file: it must
+// never panic, and its report must add up.
+func FuzzSet(f *testing.F) {
+	ents, _ := os.ReadDir("testdata/examples")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/</loc></url><url><loc>https://A.example:443/</loc></url></urlset>`))
+	f.Add([]byte(`<?xml version="1.0" encoding="latin1"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://a.example/root.xml</loc></sitemap></sitemapindex>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep, err := Set(context.Background(), WithFile(noFiles{}, "root.xml", data), "root.xml",
+			Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir(), MaxProblems: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for _, n := range rep.ByCode {
+			sum += n
+		}
+		if sum != rep.Problems || len(rep.List) > rep.Problems || (rep.Problems == 0) != rep.OK() {
+			t.Fatalf("report does not add up: %d problems, by code %v, %d listed", rep.Problems, rep.ByCode, len(rep.List))
+		}
+		for _, p := range rep.List {
+			if p.Code == "" || p.Message == "" || p.File == "" {
+				t.Fatalf("incomplete problem %+v", p)
+			}
+		}
+	})
+}

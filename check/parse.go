@@ -1,0 +1,575 @@
+package check
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// kind is what a file turned out to be.
+type kind uint8
+
+const (
+	kindUnknown kind = iota
+	kindURLSet
+	kindIndex
+)
+
+// entry is a <sitemap> of an index: the file it names, for the walker.
+type entry struct {
+	loc  string // the <loc> text, trimmed
+	line int
+}
+
+// maxText bounds the text kept of one simple-content element: a loc is at
+// most 2,048 characters, so anything longer is wrong whatever the rest says.
+const maxText = 64 << 10
+
+// parser checks one file, token by token, in constant memory (the decoder's
+// buffer, the element stack and one text buffer).
+type parser struct {
+	c       *checker
+	name    string
+	file    uint32
+	enc     *encode.Encoder // scope of the file's URLs
+	rawEnc  *encode.Encoder // no scope: index locs are mapped by the walker
+	d       *xml.Decoder
+	ns      []binding
+	stack   []frame
+	skip    int // depth of the frame whose subtree is being skipped, 0: none
+	text    []byte
+	textLen int // length of the whole text, also past maxText
+	buf     []byte
+	rootEnd bool
+	tokens  int
+
+	kind    kind
+	urls    int64
+	ord     uint32
+	entries []entry
+	recs    []record
+	urlLoc  bool // the current <url> has a <loc>
+}
+
+type binding struct{ prefix, uri string }
+
+type frame struct {
+	raw     xml.Name // as written, to match the end tag
+	nsCount int      // bindings before this element's
+	e       *elem    // nil: not checked (skipped or unknown)
+	pi, n   int      // sequence position and occurrences of that particle
+	line    int
+	text    bool // non-white text seen in element-only content
+}
+
+// countingReader counts the bytes read through it: the uncompressed size.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// parse checks one file read from r and returns what it is and its size.
+func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var src io.Reader = br
+	magic, _ := br.Peek(2)
+	gz := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if gz {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			p.problem(0, CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
+			return 0
+		}
+		defer zr.Close()
+		src = bufio.NewReaderSize(zr, 64<<10)
+	} else if strings.HasSuffix(p.name, ".gz") {
+		p.problem(0, CodeGzip, "name ends in .gz but the content is not gzip-compressed", "")
+	}
+	cr := &countingReader{r: src}
+	p.d = xml.NewDecoder(cr)
+	p.d.Strict = true
+	p.d.CharsetReader = p.charset
+	for {
+		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
+			return cr.n
+		}
+		tok, err := p.d.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			p.readError(err, gz)
+			return cr.n
+		}
+		var ok bool
+		switch t := tok.(type) {
+		case xml.StartElement:
+			ok = p.start(t)
+		case xml.EndElement:
+			ok = p.end(t)
+		case xml.CharData:
+			ok = p.chardata(t)
+		case xml.ProcInst:
+			ok = p.procInst(t)
+		case xml.Directive:
+			ok = p.directive(t)
+		case xml.Comment:
+			ok = true
+		}
+		if !ok {
+			return cr.n
+		}
+	}
+	switch {
+	case len(p.stack) > 0:
+		p.notWellFormed("unexpected end of file: <" + p.stack[len(p.stack)-1].raw.Local + "> is not closed")
+	case !p.rootEnd:
+		p.notWellFormed("no root element")
+	}
+	return cr.n
+}
+
+// charset reads the single-byte encodings xmllint also reads, reporting
+// that the protocol asks for UTF-8; any other encoding stops the file.
+func (p *parser) charset(label string, r io.Reader) (io.Reader, error) {
+	p.problem(1, CodeNotUTF8, "the protocol asks for UTF-8", label)
+	switch strings.ToLower(label) {
+	case "iso-8859-1", "latin1", "iso_8859-1", "l1", "us-ascii", "ascii":
+		return &latin1Reader{r: bufio.NewReader(r)}, nil
+	}
+	return nil, fmt.Errorf("%w: %s", errEncoding, label)
+}
+
+var errEncoding = errors.New("unsupported encoding")
+
+// latin1Reader turns ISO-8859-1 into UTF-8.
+type latin1Reader struct {
+	r    *bufio.Reader
+	rest []byte
+}
+
+func (l *latin1Reader) Read(p []byte) (int, error) {
+	n := 0
+	for n+1 < len(p) {
+		if len(l.rest) > 0 {
+			p[n] = l.rest[0]
+			l.rest = l.rest[1:]
+			n++
+			continue
+		}
+		c, err := l.r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if c < utf8.RuneSelf {
+			p[n] = c
+			n++
+			continue
+		}
+		var b [2]byte
+		utf8.EncodeRune(b[:], rune(c))
+		p[n], l.rest = b[0], append(l.rest[:0], b[1])
+		n++
+	}
+	return n, nil
+}
+
+func (p *parser) line() int {
+	l, _ := p.d.InputPos()
+	return l
+}
+
+func (p *parser) problem(line int, code Code, msg, value string) {
+	if len(value) > 200 {
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(value[cut]) {
+			cut--
+		}
+		value = value[:cut] + "…"
+	}
+	p.c.report(Problem{File: p.name, Line: line, Code: code, Message: msg, Value: value})
+}
+
+func (p *parser) notWellFormed(msg string) bool {
+	p.problem(p.line(), CodeNotWellFormed, msg, "")
+	return false
+}
+
+func (p *parser) readError(err error, gz bool) {
+	var se *xml.SyntaxError
+	switch {
+	case errors.Is(err, errEncoding):
+		// reported by charset
+	case errors.As(err, &se):
+		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
+	case gz:
+		p.problem(p.line(), CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
+	case strings.HasPrefix(err.Error(), "xml: "):
+		p.problem(p.line(), CodeNotWellFormed, strings.TrimPrefix(err.Error(), "xml: "), "")
+	default:
+		p.problem(p.line(), CodeUnreadable, err.Error(), "")
+	}
+}
+
+func (p *parser) procInst(t xml.ProcInst) bool {
+	if strings.EqualFold(t.Target, "xml") && (t.Target != "xml" || p.tokens > 1) {
+		return p.notWellFormed("XML declaration not at the start of the file")
+	}
+	return true
+}
+
+func (p *parser) directive(t xml.Directive) bool {
+	if len(p.stack) > 0 || p.rootEnd || !bytes.HasPrefix(t, []byte("DOCTYPE")) {
+		return p.notWellFormed("<!" + string(t[:min(len(t), 20)]) + " not allowed here")
+	}
+	return true
+}
+
+func (p *parser) resolve(prefix string) (string, bool) {
+	switch prefix {
+	case "xml":
+		return nsXML, true
+	case "xmlns":
+		return "", false
+	}
+	for i := len(p.ns) - 1; i >= 0; i-- {
+		if p.ns[i].prefix == prefix {
+			return p.ns[i].uri, true
+		}
+	}
+	return "", prefix == ""
+}
+
+func (p *parser) start(t xml.StartElement) bool {
+	if p.rootEnd {
+		return p.notWellFormed("element <" + t.Name.Local + "> after the root element")
+	}
+	line := p.line()
+	nsCount := len(p.ns)
+	for i, a := range t.Attr {
+		for _, b := range t.Attr[:i] {
+			if a.Name == b.Name {
+				return p.notWellFormed("attribute " + a.Name.Local + " given twice")
+			}
+		}
+		switch {
+		case a.Name.Space == "xmlns":
+			if a.Value == "" {
+				return p.notWellFormed("namespace prefix " + a.Name.Local + " bound to an empty URI")
+			}
+			p.ns = append(p.ns, binding{a.Name.Local, a.Value})
+		case a.Name.Space == "" && a.Name.Local == "xmlns":
+			p.ns = append(p.ns, binding{"", a.Value})
+		}
+	}
+	ns, ok := p.resolve(t.Name.Space)
+	if !ok {
+		return p.notWellFormed("undeclared namespace prefix " + t.Name.Space + ":")
+	}
+	f := frame{raw: t.Name, nsCount: nsCount, line: line}
+	depth := len(p.stack)
+	switch {
+	case p.skip > 0:
+	case depth == 0:
+		switch {
+		case ns == NSSitemap && t.Name.Local == "urlset":
+			p.kind, f.e = kindURLSet, urlsetElem
+		case ns == NSSitemap && t.Name.Local == "sitemapindex":
+			p.kind, f.e = kindIndex, sitemapindexElem
+		default:
+			msg := fmt.Sprintf("root element <%s> in namespace %q; want urlset or sitemapindex in %s", t.Name.Local, ns, NSSitemap)
+			p.problem(line, CodeWrongRoot, msg, "")
+		}
+	default:
+		f.e = p.child(&p.stack[depth-1], ns, t.Name.Local, line)
+	}
+	if f.e == nil && p.skip == 0 {
+		p.skip = depth + 1
+	}
+	if f.e != nil {
+		p.checkAttrs(f.e, t.Attr, line)
+		if f.e.text != nil {
+			p.text, p.textLen = p.text[:0], 0
+		}
+		switch f.e.role {
+		case roleURL:
+			p.urls++
+			p.ord++
+			p.urlLoc = false
+		}
+	}
+	p.stack = append(p.stack, f)
+	return true
+}
+
+// child matches a child element against the parent's content model and
+// returns its declaration, or nil (after reporting) when it is not allowed.
+func (p *parser) child(pf *frame, ns, local string, line int) *elem {
+	pe := pf.e
+	if pe == nil {
+		return nil
+	}
+	if pe.seq == nil {
+		p.problem(line, CodeUnexpectedElement, fmt.Sprintf("element <%s> not allowed inside <%s>, which holds no elements", local, pe.local), "")
+		return nil
+	}
+	target := pe.ns
+	pi, n := pf.pi, pf.n
+	var missing *elem
+	for ; pi < len(pe.seq); pi, n = pi+1, 0 {
+		pt := pe.seq[pi]
+		if pt.matches(ns, local, target) && (pt.max < 0 || n < pt.max) {
+			pf.pi, pf.n = pi, n+1
+			if missing != nil {
+				p.problem(line, CodeMissingElement, fmt.Sprintf("<%s> lacks the required <%s> before <%s>", pe.local, missing.local, local), "")
+			}
+			if pt.e != nil {
+				return pt.e
+			}
+			if e := globals[qname{ns, local}]; e != nil {
+				return e
+			}
+			p.problem(line, CodeUnknownExtension, fmt.Sprintf("element <%s> of namespace %q: no sitemap extension schema declares it", local, ns), "")
+			return nil
+		}
+		if n < pt.min && missing == nil && pt.e != nil {
+			missing = pt.e
+		}
+	}
+	p.problem(line, CodeUnexpectedElement, fmt.Sprintf("element <%s> not expected here in <%s>%s", local, pe.local, expected(pe, pf)), "")
+	return nil
+}
+
+// expected names what the content model allows at the parent's position.
+func expected(pe *elem, pf *frame) string {
+	var names []string
+	for i := pf.pi; i < len(pe.seq); i++ {
+		pt := pe.seq[i]
+		if i == pf.pi && pt.max >= 0 && pf.n >= pt.max {
+			continue
+		}
+		if pt.e == nil {
+			names = append(names, "an extension element")
+		} else {
+			names = append(names, "<"+pt.e.local+">")
+		}
+		if pt.min > 0 && !(i == pf.pi && pf.n >= pt.min) {
+			break
+		}
+	}
+	if len(names) == 0 {
+		return " (expected nothing more)"
+	}
+	return " (expected " + strings.Join(names, " or ") + ")"
+}
+
+func (p *parser) checkAttrs(e *elem, attrs []xml.Attr, line int) {
+	for _, a := range attrs {
+		if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") {
+			continue
+		}
+		ns := ""
+		if a.Name.Space != "" {
+			var ok bool
+			if ns, ok = p.resolve(a.Name.Space); !ok {
+				p.problem(line, CodeNotWellFormed, "undeclared namespace prefix "+a.Name.Space+":", "")
+				continue
+			}
+		}
+		if ns == nsXSI {
+			continue
+		}
+		var d *attrDecl
+		for i := range e.attrs {
+			if e.attrs[i].ns == ns && e.attrs[i].local == a.Name.Local {
+				d = &e.attrs[i]
+			}
+		}
+		switch {
+		case d == nil:
+			p.problem(line, CodeBadAttribute, fmt.Sprintf("attribute %s not allowed on <%s>", a.Name.Local, e.local), a.Value)
+		case d.check != nil && !d.check([]byte(a.Value)):
+			p.problem(line, CodeBadAttribute, fmt.Sprintf("attribute %s of <%s> has an invalid value", a.Name.Local, e.local), a.Value)
+		}
+	}
+	for _, d := range e.attrs {
+		if !d.required {
+			continue
+		}
+		found := false
+		for _, a := range attrs {
+			found = found || (a.Name.Local == d.local && a.Name.Space == "")
+		}
+		if !found {
+			p.problem(line, CodeBadAttribute, fmt.Sprintf("<%s> lacks the required attribute %s", e.local, d.local), "")
+		}
+	}
+}
+
+func (p *parser) chardata(t xml.CharData) bool {
+	if len(p.stack) == 0 {
+		if len(trimXML(t)) > 0 {
+			return p.notWellFormed("text outside the root element")
+		}
+		return true
+	}
+	f := &p.stack[len(p.stack)-1]
+	switch {
+	case f.e == nil:
+	case f.e.text != nil:
+		p.textLen += len(t)
+		if room := maxText - len(p.text); room > 0 {
+			p.text = append(p.text, t[:min(len(t), room)]...)
+		}
+	case !f.text && len(trimXML(t)) > 0:
+		f.text = true
+		p.problem(p.line(), CodeUnexpectedText, fmt.Sprintf("text inside <%s>, which holds only elements", f.e.local), string(trimXML(t)))
+	}
+	return true
+}
+
+func (p *parser) end(t xml.EndElement) bool {
+	if len(p.stack) == 0 {
+		return p.notWellFormed("end tag </" + t.Name.Local + "> without a start tag")
+	}
+	f := p.stack[len(p.stack)-1]
+	if f.raw != t.Name {
+		return p.notWellFormed(fmt.Sprintf("end tag </%s> does not match <%s>", qualified(t.Name), qualified(f.raw)))
+	}
+	if e := f.e; e != nil {
+		p.finish(&f, e)
+	}
+	p.stack = p.stack[:len(p.stack)-1]
+	p.ns = p.ns[:f.nsCount]
+	if p.skip > len(p.stack) {
+		p.skip = 0
+	}
+	if len(p.stack) == 0 {
+		p.rootEnd = true
+	}
+	return true
+}
+
+func qualified(n xml.Name) string {
+	if n.Space == "" {
+		return n.Local
+	}
+	return n.Space + ":" + n.Local
+}
+
+// finish checks an element at its end tag: required children, its value,
+// and what its role asks of the walker.
+func (p *parser) finish(f *frame, e *elem) {
+	for i := f.pi; i < len(e.seq); i++ {
+		pt := e.seq[i]
+		n := 0
+		if i == f.pi {
+			n = f.n
+		}
+		if n < pt.min && pt.e != nil {
+			p.problem(f.line, CodeMissingElement, fmt.Sprintf("<%s> lacks the required <%s>", e.local, pt.e.local), "")
+			break
+		}
+	}
+	if e.text == nil {
+		return
+	}
+	text := p.text
+	if code, ok := e.text(text); !ok || p.textLen > maxText {
+		if code == "" {
+			code = CodeInvalidValue
+		}
+		p.problem(f.line, code, fmt.Sprintf("<%s> has an invalid value", e.local), string(text))
+		if e.role == roleURLLoc {
+			p.urlLoc = true // a loc, though a bad one: no missing-loc report
+		}
+		return
+	}
+	switch e.role {
+	case roleURLLoc:
+		p.urlLoc = true
+		p.checkLoc(p.enc, trimXML(text), f.line, true)
+	case roleEntryLoc:
+		s := trimXML(text)
+		if p.checkLoc(p.rawEnc, s, f.line, false) {
+			p.entries = append(p.entries, entry{loc: string(s), line: f.line})
+		}
+	case roleLastmod:
+		if s := trimXML(text); !encode.LastmodWritten(s) {
+			p.problem(f.line, CodeLastmodNotW3C, "lastmod is valid for sitemap.xsd but not a W3C Datetime: write YYYY-MM-DD or YYYY-MM-DDThh:mm:ss[.f] with Z or ±hh:mm", string(s))
+		}
+	}
+}
+
+// checkLoc applies the encoder's rules to a loc: an absolute http(s) URL,
+// valid host and port, no user info, under the scope, shorter than 2,048
+// bytes, every character that needs it percent-encoded. A sitemap's URL is
+// also fingerprinted for the duplicate check.
+func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint bool) bool {
+	if !hasPrefixFold(s, "http://") && !hasPrefixFold(s, "https://") {
+		p.problem(line, reasonCode(encode.NotHTTP), "loc is not an absolute http or https URL", string(s))
+		return false
+	}
+	out, r := enc.AppendLoc(p.buf[:0], s)
+	p.buf = out[:0]
+	if r != encode.OK {
+		msg := "loc rejected"
+		if r == encode.OutOfScope {
+			msg = "URL is not under " + p.c.scopeOf(p.file)
+		}
+		p.problem(line, reasonCode(r), msg, string(s))
+		return false
+	}
+	if i := encode.UnencodedAt(s); i >= 0 {
+		_, w := utf8.DecodeRune(s[i:])
+		p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
+	}
+	if fingerprint {
+		p.recs = append(p.recs, record{h: p.c.dupes.hash(out), file: p.file, line: uint32(line), ord: p.ord})
+		if len(p.recs) == cap(p.recs) {
+			p.c.dupes.add(p.recs)
+			p.recs = p.recs[:0]
+		}
+	}
+	return true
+}
+
+func hasPrefixFold(s []byte, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		if c := s[i]; c != lower[i] && c+'a'-'A' != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// decompressed returns r, gunzipped when it starts with the gzip magic.
+func decompressed(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		return gzip.NewReader(br)
+	}
+	return br, nil
+}

@@ -1,0 +1,263 @@
+package check_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/bench"
+	"github.com/sitemapgen/sitemapgen/check"
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+const base = "https://www.example.com/"
+
+// writeInput writes rows realistic CSV rows, some of them bad, whose good
+// URLs are all distinct (generate keeps duplicate input rows, and validate
+// rightly reports them).
+func writeInput(t testing.TB, dir string, seed uint64, rows int, bad float64) string {
+	path := filepath.Join(dir, "in.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(bench.CSVHeader)
+	g := bench.NewGenerator(seed, base)
+	g.Bad = bad
+	var buf []byte
+	for i := range rows {
+		buf = g.AppendCSV(buf[:0])
+		if at := bytes.Index(buf, []byte(base)); at >= 0 {
+			at += len(base)
+			buf = slices.Insert(buf, at, []byte("r"+strconv.Itoa(i)+"/")...)
+		}
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return path
+}
+
+type genOpts struct{ maxURLs, maxBytes, fanout int }
+
+func generate(t testing.TB, in, out string, o genOpts) *pipeline.Report {
+	t.Helper()
+	pub, err := encode.ParseScope(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sink.NewLocal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := pipeline.Run(context.Background(), pipeline.Config{
+		Inputs: []string{in}, PublicURL: pub, Sink: s, Name: "sitemap",
+		MaxURLs: o.maxURLs, MaxBytes: o.maxBytes, Fanout: o.fanout, GzipLevel: 1, Workers: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func validate(t testing.TB, dir string, lim check.Limits) *check.Report {
+	t.Helper()
+	pub, _ := encode.ParseScope(base)
+	rep, err := check.Set(context.Background(), check.Dir(dir), "sitemap.xml", check.Options{
+		Limits: lim, PublicURL: pub, RunRecords: 500, TempDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestAcceptsWhatGenerateWrites is the property: for random inputs and
+// limits, validate (with generate's limits) finds no problem in the set
+// generate writes, and counts its URLs and files as the run reports them.
+func TestAcceptsWhatGenerateWrites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 1))
+	runs := 12
+	if testing.Short() {
+		runs = 4
+	}
+	for i := range runs {
+		o := genOpts{maxURLs: 1 + rng.IntN(300), maxBytes: 4096 + rng.IntN(60000), fanout: 2 + rng.IntN(6)}
+		rows := 1 + rng.IntN(3000)
+		t.Run(fmt.Sprintf("%d-rows%d-urls%d-bytes%d-fanout%d", i, rows, o.maxURLs, o.maxBytes, o.fanout), func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeInput(t, dir, uint64(i), rows, 0.05)
+			out := filepath.Join(dir, "out")
+			gen := generate(t, in, out, o)
+			rep := validate(t, out, check.Limits{MaxURLs: o.maxURLs, MaxBytes: o.maxBytes, MaxEntries: o.fanout, MaxDepth: 20})
+			if !rep.OK() {
+				t.Fatalf("problems in a generated set: %v", rep.List[:min(len(rep.List), 10)])
+			}
+			if rep.URLs != gen.URLs || rep.Sitemaps != gen.Shards || rep.Indexes != gen.Indexes {
+				t.Errorf("validate counted %d URLs, %d sitemaps, %d indexes; generate wrote %d, %d, %d",
+					rep.URLs, rep.Sitemaps, rep.Indexes, gen.URLs, gen.Shards, gen.Indexes)
+			}
+		})
+	}
+}
+
+// goodSet generates a set of several shards and returns its folder and names.
+func goodSet(t *testing.T) (dir string, shards []string) {
+	dir = filepath.Join(t.TempDir(), "out")
+	in := writeInput(t, t.TempDir(), 7, 900, 0)
+	generate(t, in, dir, genOpts{maxURLs: 200, maxBytes: 10485760, fanout: 1000})
+	names, _ := filepath.Glob(filepath.Join(dir, "sitemap-0*.xml.gz"))
+	for _, n := range names {
+		shards = append(shards, filepath.Base(n))
+	}
+	if len(shards) != 5 {
+		t.Fatalf("want 5 shards, got %v", shards)
+	}
+	if rep := validate(t, dir, check.Ours); !rep.OK() {
+		t.Fatalf("the good set has problems: %v", rep.List)
+	}
+	return dir, shards
+}
+
+func readGz(t *testing.T, path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeGz(t *testing.T, path string, data []byte) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editShard rewrites the n-th <url> of a shard with edit.
+func editShard(t *testing.T, path string, n int, edit func(url []byte) []byte) {
+	data := readGz(t, path)
+	urls := regexp.MustCompile(`<url>.*?</url>`).FindAllIndex(data, -1)
+	u := urls[n]
+	out := append(append(append([]byte(nil), data[:u[0]]...), edit(data[u[0]:u[1]])...), data[u[1]:]...)
+	writeGz(t, path, out)
+}
+
+// TestInjectedDefects: each defect injected into a good set is caught,
+// with the right code, file and line.
+func TestInjectedDefects(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inject func(t *testing.T, dir string, shards []string) check.Limits
+		want   check.Code
+		file   int // index into shards of the file the problem names; -1: the root
+	}{
+		{"missing shard", func(t *testing.T, dir string, shards []string) check.Limits {
+			os.Remove(filepath.Join(dir, shards[2]))
+			return check.Ours
+		}, check.CodeMissingFile, -1},
+		{"orphan", func(t *testing.T, dir string, shards []string) check.Limits {
+			b, _ := os.ReadFile(filepath.Join(dir, shards[0]))
+			os.WriteFile(filepath.Join(dir, "sitemap-000099-0123456789.xml.gz"), b, 0o644)
+			return check.Ours
+		}, check.CodeOrphan, -2},
+		{"oversize shard: URLs", func(t *testing.T, dir string, shards []string) check.Limits {
+			editShard(t, filepath.Join(dir, shards[0]), 0, func(u []byte) []byte {
+				return slices.Concat(u, []byte("<url><loc>"+base+"extra</loc></url>"))
+			})
+			lim := check.Ours
+			lim.MaxURLs = 200 // as generated
+			return lim
+		}, check.CodeTooManyURLs, 0},
+		{"oversize shard: bytes", func(t *testing.T, dir string, shards []string) check.Limits {
+			lim := check.Ours
+			lim.MaxBytes = 0
+			for _, s := range shards {
+				lim.MaxBytes = max(lim.MaxBytes, len(readGz(t, filepath.Join(dir, s))))
+			}
+			// The last shard is the smallest: grow it past the largest.
+			editShard(t, filepath.Join(dir, shards[4]), 0, func(u []byte) []byte {
+				for i := range 10 {
+					u = slices.Concat(u, []byte("<url><loc>"+base+strconv.Itoa(i)+strings.Repeat("x", 2000)+"</loc></url>"))
+				}
+				return u
+			})
+			return lim
+		}, check.CodeTooManyBytes, 4},
+		{"raw &", func(t *testing.T, dir string, shards []string) check.Limits {
+			editShard(t, filepath.Join(dir, shards[3]), 10, func(u []byte) []byte {
+				return bytes.Replace(u, []byte("</loc>"), []byte("?a=1&b=2</loc>"), 1)
+			})
+			return check.Ours
+		}, check.CodeNotWellFormed, 3},
+		{"out-of-scope URL", func(t *testing.T, dir string, shards []string) check.Limits {
+			editShard(t, filepath.Join(dir, shards[4]), 3, func(u []byte) []byte {
+				return bytes.Replace(u, []byte(base), []byte("https://elsewhere.example.org/"), 1)
+			})
+			return check.Ours
+		}, "out_of_scope", 4},
+		{"bad lastmod", func(t *testing.T, dir string, shards []string) check.Limits {
+			editShard(t, filepath.Join(dir, shards[0]), 5, func(u []byte) []byte {
+				return bytes.Replace(u, []byte("</loc>"), []byte("</loc><lastmod>2024-02-30</lastmod>"), 1)
+			})
+			return check.Ours
+		}, check.CodeLastmodInvalid, 0},
+		{"duplicate URL", func(t *testing.T, dir string, shards []string) check.Limits {
+			first := regexp.MustCompile(`<url>.*?</url>`).Find(readGz(t, filepath.Join(dir, shards[0])))
+			editShard(t, filepath.Join(dir, shards[2]), 7, func(u []byte) []byte { return slices.Concat(u, first) })
+			return check.Ours
+		}, check.CodeDuplicateURL, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, shards := goodSet(t)
+			lim := tc.inject(t, dir, shards)
+			rep := validate(t, dir, lim)
+			if rep.ByCode[tc.want] != 1 || rep.Problems != 1 {
+				t.Fatalf("want exactly one %s problem, got %v", tc.want, rep.List)
+			}
+			p := rep.List[0]
+			switch tc.file {
+			case -1:
+				if p.File != "sitemap.xml" || p.Line == 0 || !strings.Contains(p.Value, shards[2]) {
+					t.Errorf("want the root index's entry for %s, got %v", shards[2], p)
+				}
+			case -2:
+				if p.File != "sitemap-000099-0123456789.xml.gz" {
+					t.Errorf("wrong file: %v", p)
+				}
+			default:
+				if p.File != shards[tc.file] {
+					t.Errorf("want %s, got %v", shards[tc.file], p)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sitemapgen/sitemapgen/check"
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+const validateUsage = `Usage: sitemapgen validate [flags] ROOT
+
+Checks a published sitemap set: ROOT is a sitemap or index file (plain or
+gzip), or a folder holding NAME.xml. It walks ROOT and every file it
+references and reports each problem on one line (FILE:LINE: CODE: what:
+"value"), then a summary on stderr: XML well-formedness, the rules of
+sitemap.xsd, siteindex.xsd and the image, video, news, mobile and xhtml:link
+extension schemas, the limits, escaping, scope, missing and orphan files,
+and duplicate URLs across the set. No xmllint is needed.
+
+Exit status: 0 no problem; 1 problems found; 2 usage error.
+
+Flags:
+`
+
+type validateFlags struct {
+	publicURL, scope, name, report, tmp string
+	s3Endpoint                          string
+	s3PathStyle                         bool
+	maxURLs, maxBytes, maxEntries       int
+	maxDepth, maxProblems, workers      int
+	protocolMax                         bool
+}
+
+func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
+	f := &validateFlags{}
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), validateUsage)
+		printDefaults(fs)
+	}
+	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the set is served from; maps index <loc>s to files (default: the folder of the root index's first <loc>)")
+	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: each sitemap's own folder)")
+	fs.StringVar(&f.name, "name", "sitemap", "root file name stem when ROOT is a folder: ROOT/NAME.xml")
+	fs.StringVar(&f.report, "report", "", "write a JSON report to this file")
+	fs.IntVar(&f.maxURLs, "max-urls", check.Ours.MaxURLs, "URLs per sitemap file")
+	fs.IntVar(&f.maxBytes, "max-bytes", check.Ours.MaxBytes, "uncompressed bytes per file")
+	fs.IntVar(&f.maxEntries, "index-fanout", check.Ours.MaxEntries, "entries per index file")
+	fs.IntVar(&f.maxDepth, "max-depth", check.Ours.MaxDepth, "index levels above a sitemap")
+	fs.BoolVar(&f.protocolMax, "protocol-max", false, "use the protocol's limits (50000 URLs, 52428800 bytes, 50000 index entries) instead of ours")
+	fs.IntVar(&f.maxProblems, "max-problems", 1000, "stop after this many problems (0: no limit)")
+	fs.IntVar(&f.workers, "workers", 0, "files checked at once (default: all cores)")
+	fs.StringVar(&f.tmp, "tmp", "", "folder for the duplicate check's temporary runs (default: the system's)")
+	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
+	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path)")
+	return fs, f
+}
+
+func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, f := newValidateFlags(stderr)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	files, root, opt, err := f.options(ctx, pos)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
+		if isUsage(err) {
+			fmt.Fprintln(stderr, "Run 'sitemapgen help validate' for usage.")
+			return exitUsage
+		}
+		return exitFail
+	}
+	rep, err := check.Set(ctx, files, root, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
+		return exitFail
+	}
+	for _, p := range rep.List {
+		fmt.Fprintln(stdout, p)
+	}
+	summarize(stderr, files.String(), rep)
+	if f.report != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(f.report, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sitemapgen validate: --report: %v\n", err)
+			return exitFail
+		}
+	}
+	if !rep.OK() {
+		return exitFail
+	}
+	return exitOK
+}
+
+// summarize prints the one-paragraph summary of a check.
+func summarize(w io.Writer, where string, rep *check.Report) {
+	verdict := "OK"
+	if !rep.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "%s %s: %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed, %d problems",
+		verdict, filepath.Join(where, rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+	if len(rep.ByCode) > 0 {
+		codes := make([]string, 0, len(rep.ByCode))
+		for c, n := range rep.ByCode {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		fmt.Fprintf(w, " (%s)", strings.Join(codes, ", "))
+	}
+	if rep.Stopped {
+		fmt.Fprintf(w, "; stopped at --max-problems, the check is incomplete")
+	}
+	fmt.Fprintf(w, "; %.2fs\n", rep.Seconds)
+}
+
+// options turns the flags and ROOT into what check.Set needs.
+func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files, string, check.Options, error) {
+	var opt check.Options
+	if len(pos) != 1 {
+		return nil, "", opt, usageError{errors.New("give exactly one ROOT")}
+	}
+	rootArg := pos[0]
+	opt.Limits = check.Limits{MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, MaxEntries: f.maxEntries, MaxDepth: f.maxDepth}
+	if f.protocolMax {
+		opt.Limits = check.Protocol
+		opt.MaxDepth = f.maxDepth
+	}
+	if opt.MaxURLs < 1 || opt.MaxBytes < 1 || opt.MaxEntries < 1 || opt.MaxDepth < 1 || f.maxProblems < 0 {
+		return nil, "", opt, usageError{errors.New("limits must be positive")}
+	}
+	opt.MaxProblems, opt.Workers, opt.TempDir = f.maxProblems, f.workers, f.tmp
+	var err error
+	if f.publicURL != "" {
+		if opt.PublicURL, err = encode.ParseScope(f.publicURL); err != nil {
+			return nil, "", opt, usageError{fmt.Errorf("--public-url: %w", err)}
+		}
+	}
+	if f.scope != "" {
+		if opt.Scope, err = encode.ParseScope(f.scope); err != nil {
+			return nil, "", opt, usageError{fmt.Errorf("--scope: %w", err)}
+		}
+	}
+	if strings.HasPrefix(rootArg, "s3://") {
+		// s3://bucket/prefix/ holds NAME.xml; s3://bucket/prefix/file.xml is the root itself.
+		root := f.name + ".xml"
+		if dir, file, ok := cutLast(rootArg); ok && (strings.HasSuffix(file, ".xml") || strings.HasSuffix(file, ".xml.gz")) {
+			rootArg, root = dir, file
+		}
+		bucket, prefix, err := sink.ParseS3URL(rootArg)
+		if err != nil {
+			return nil, "", opt, usageError{fmt.Errorf("ROOT: %w", err)}
+		}
+		s, err := sink.NewS3(ctx, sink.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle})
+		if err != nil {
+			return nil, "", opt, err
+		}
+		return check.SinkFiles{Sink: s}, root, opt, nil
+	}
+	fi, err := os.Stat(rootArg)
+	if err != nil {
+		return nil, "", opt, fmt.Errorf("ROOT: %w", err)
+	}
+	if fi.IsDir() {
+		return check.Dir(rootArg), f.name + ".xml", opt, nil
+	}
+	return check.Dir(filepath.Dir(rootArg)), filepath.Base(rootArg), opt, nil
+}
+
+// errVerify reports a written set that validate finds problems in.
+var errVerify = errors.New("the written set has problems; the root index was not published")
+
+// verifier returns the pipeline's Verify hook for generate --verify: it
+// checks the set in files as it will be once the root is published, with
+// the run's limits. Duplicate URLs are logged, not fatal: generate keeps
+// every accepted row, so duplicates come from the input. Old files about to
+// be pruned are not orphans.
+func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, []byte) error {
+	return func(ctx context.Context, root string, data []byte) error {
+		scope := cfg.Scope
+		if scope == nil {
+			scope = cfg.PublicURL
+		}
+		rep, err := check.Set(ctx, check.WithFile(files, root, data), root, check.Options{
+			Limits:    check.Limits{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes, MaxEntries: cfg.Fanout},
+			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true,
+		})
+		if err != nil {
+			return err
+		}
+		var bad []string
+		for _, p := range rep.List {
+			if p.Code != check.CodeDuplicateURL {
+				bad = append(bad, p.String())
+			}
+		}
+		if dups := rep.ByCode[check.CodeDuplicateURL]; dups > 0 {
+			log.Warn("verify: the input holds duplicate URLs", "duplicates", dups)
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%w:\n%s", errVerify, strings.Join(bad, "\n"))
+		}
+		log.Info("verify: the set is valid", "sitemaps", rep.Sitemaps, "indexes", rep.Indexes, "urls", rep.URLs,
+			"seconds", fmt.Sprintf("%.2f", rep.Seconds))
+		return nil
+	}
+}
+
+// cutLast splits an s3:// URL at its last '/': the prefix and the last element.
+func cutLast(u string) (dir, file string, ok bool) {
+	i := strings.LastIndexByte(u, '/')
+	if i < len("s3://") {
+		return "", "", false
+	}
+	return u[:i], u[i+1:], true
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/check"
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// uniqueInput writes a CSV of n distinct URLs.
+func uniqueInput(t *testing.T, n int) string {
+	var b strings.Builder
+	b.WriteString("loc,lastmod,changefreq,priority\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%sitems/%d?a=1&b=%d,2024-01-%02dT10:00:00+02:00,daily,0.5\n", base, i, i, 1+i%28)
+	}
+	path := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestValidateCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100",
+		"--index-fanout", "3", uniqueInput(t, 1000)); code != 0 {
+		t.Fatalf("generate: exit %d\n%s", code, stderr)
+	}
+
+	// A clean set: exit 0, nothing on stdout, a summary, a report.
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, stdout, stderr := sitemapgen(t, "", "validate", "--public-url", base, "--index-fanout", "3", "--report", report, out)
+	if code != 0 || stdout != "" || !strings.HasPrefix(stderr, "OK ") || !strings.Contains(stderr, "10 sitemaps, 7 indexes, 1000 URLs") {
+		t.Fatalf("clean set: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var rep check.Report
+	b, _ := os.ReadFile(report)
+	if err := json.Unmarshal(b, &rep); err != nil || rep.URLs != 1000 || rep.Problems != 0 || rep.List == nil {
+		t.Fatalf("report: %v\n%s", err, b)
+	}
+
+	// The root file named directly, --public-url inferred; our fanout (1000) is fine too.
+	if code, _, stderr := sitemapgen(t, "", "validate", filepath.Join(out, "sitemap.xml")); code != 0 {
+		t.Fatalf("root file: exit %d\n%s", code, stderr)
+	}
+
+	// Problems: exit 1, one line each, FILE:LINE: CODE: ...
+	code, stdout, stderr = sitemapgen(t, "", "validate", "--max-urls", "99", "--index-fanout", "2", out)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 1 || len(lines) != 10+4 /* 10 shards of 100; the indexes of 3 and 4 entries */ || !strings.HasPrefix(stderr, "FAIL ") {
+		t.Fatalf("limits: exit %d, %d lines\n%s\n%s", code, len(lines), stdout, stderr)
+	}
+	lineRE := regexp.MustCompile(`^sitemap[-.0-9a-z]*xml(\.gz)?(:\d+)?: (too_many_urls|too_many_entries): `)
+	for _, l := range lines {
+		if !lineRE.MatchString(l) {
+			t.Errorf("problem line %q", l)
+		}
+	}
+
+	// --max-problems stops early and says so.
+	code, stdout, stderr = sitemapgen(t, "", "validate", "--max-urls", "99", "--max-problems", "2", out)
+	if code != 1 || strings.Count(stdout, "\n") != 2 || !strings.Contains(stderr, "incomplete") {
+		t.Errorf("--max-problems 2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// --protocol-max.
+	code, _, _ = sitemapgen(t, "", "validate", "--protocol-max", "--report", report, out)
+	b, _ = os.ReadFile(report)
+	json.Unmarshal(b, &rep)
+	if code != 0 || rep.Limits["max_bytes"] != 52428800 || rep.Limits["max_entries"] != 50000 {
+		t.Errorf("--protocol-max: exit %d, limits %v", code, rep.Limits)
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"validate"},
+		{"validate", "a", "b"},
+		{"validate", "--nope", "x"},
+		{"validate", "--public-url", "ftp://x/", "."},
+		{"validate", "s3:///no-bucket/"},
+	} {
+		code, _, stderr := sitemapgen(t, "", args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
+		}
+		if strings.HasPrefix(args[len(args)-1], "s3://") && !strings.Contains(stderr, "no bucket") {
+			t.Errorf("s3: %s", stderr)
+		}
+	}
+	if code, stdout, _ := sitemapgen(t, "", "help", "validate"); code != 0 || !strings.Contains(stdout, "--protocol-max") {
+		t.Errorf("help validate: exit %d\n%s", code, stdout)
+	}
+	if code, _, _ := sitemapgen(t, "", "validate", filepath.Join(t.TempDir(), "missing")); code != 1 {
+		t.Errorf("missing ROOT: exit %d, want 1", code)
+	}
+}
+
+// TestGenerateVerify: --verify passes a good run (duplicate input URLs only
+// warn), and a failing Verify hook publishes nothing.
+func TestGenerateVerify(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--verify", "--public-url", base, "--out", out,
+		"--max-urls", "500", "../../testdata/sample.csv")
+	if code != 0 || !strings.Contains(stderr, "verify: the set is valid") || !strings.Contains(stderr, "duplicate URLs") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+
+	dir := filepath.Join(t.TempDir(), "out")
+	pub, _ := encode.ParseScope(base)
+	s, _ := sink.NewLocal(dir)
+	called := false
+	_, err := pipeline.Run(context.Background(), pipeline.Config{
+		Inputs: []string{uniqueInput(t, 300)}, PublicURL: pub, Sink: s, Name: "sitemap",
+		MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
+		Verify: func(ctx context.Context, root string, data []byte) error {
+			called = true
+			if root != "sitemap.xml" || !strings.Contains(string(data), "<sitemapindex") {
+				t.Errorf("Verify got %s: %.100s", root, data)
+			}
+			if _, err := os.Stat(filepath.Join(dir, root)); err == nil {
+				t.Errorf("the root is published before Verify")
+			}
+			return errors.New("injected")
+		},
+	})
+	if !called || err == nil || !strings.Contains(err.Error(), "verify: injected") {
+		t.Fatalf("Run: %v (Verify called: %v)", err, called)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a failed verify left files: %v", ents)
+	}
+}
