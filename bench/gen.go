@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// Generator writes realistic URL rows: lengths from 30 to 300 bytes around a
+// Generator writes realistic URL rows, each URL once: lengths from 30 to 300 bytes around a
 // mean of about 90, varied path depths, query strings with '&', about 2%
 // non-ASCII paths, some quotes and apostrophes, lastmods mixing dates and
 // datetimes with zones, changefreq and priority. The same seed gives the same rows.
@@ -15,6 +15,7 @@ type Generator struct {
 	rng  *rand.Rand
 	base string // scheme://host/folder/
 	row  []byte // AppendCSV's scratch
+	n    uint64 // URLs so far: each URL ends its path with it, as real exports list a page once
 	// Bad is the share of rows (0..1) that are deliberately wrong: out of
 	// scope, not a URL, bad optional fields. Zero for benchmarks.
 	Bad float64
@@ -64,6 +65,9 @@ func (g *Generator) AppendURL(dst []byte) []byte {
 			}
 		}
 	}
+	g.n++
+	dst = append(dst, '-')
+	dst = strconv.AppendUint(dst, g.n, 10)
 	if g.rng.IntN(4) == 0 {
 		dst = append(dst, "?id="...)
 		dst = strconv.AppendInt(dst, int64(g.rng.IntN(1000000)), 10)
@@ -140,6 +144,9 @@ func (g *Generator) AppendRow(dst []byte) ([]byte, Row) {
 	case 2:
 		dst = append(dst, "/relative/path/"...)
 		dst = strconv.AppendInt(dst, int64(g.rng.IntN(1000)), 10)
+		g.n++
+		dst = append(dst, '-')
+		dst = strconv.AppendUint(dst, g.n, 10)
 	case 3:
 		dst = g.AppendURL(dst)
 		dst = append(dst, "\x01tab"...)

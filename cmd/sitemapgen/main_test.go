@@ -51,6 +51,10 @@ func TestGenerateSample(t *testing.T) {
 	xmltest.ValidateDir(t, out)
 	set := xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
 	rep := readReport(t, report)
+	// The README's first command must give a set its own validator passes.
+	if code, stdout, stderr := sitemapgen(t, "", "validate", "--public-url", base, out); code != 0 {
+		t.Errorf("validate on the sample's output: exit %d\n%s%s", code, stdout, stderr)
+	}
 
 	if rep.Rows != 3000 {
 		t.Errorf("rows = %d, want 3000 (the sample's data rows)", rep.Rows)
