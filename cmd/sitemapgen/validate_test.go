@@ -113,8 +113,14 @@ func TestGenerateVerify(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := sitemapgen(t, "", "generate", "--verify", "--public-url", base, "--out", out,
 		"--max-urls", "500", "../../testdata/sample.csv")
+	if code != 0 || !strings.Contains(stderr, "verify: the set is valid") || strings.Contains(stderr, "duplicate URLs") {
+		t.Fatalf("sample: exit %d\n%s", code, stderr)
+	}
+	dup := filepath.Join(t.TempDir(), "dup.csv")
+	os.WriteFile(dup, []byte("loc\n"+base+"a\n"+base+"b\n"+base+"a\n"), 0o644)
+	code, _, stderr = sitemapgen(t, "", "generate", "--verify", "--public-url", base, "--out", filepath.Join(t.TempDir(), "out"), dup)
 	if code != 0 || !strings.Contains(stderr, "verify: the set is valid") || !strings.Contains(stderr, "duplicate URLs") {
-		t.Fatalf("exit %d\n%s", code, stderr)
+		t.Fatalf("duplicate input URLs must warn, not fail: exit %d\n%s", code, stderr)
 	}
 
 	dir := filepath.Join(t.TempDir(), "out")
