@@ -177,7 +177,7 @@ func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 	dst, pathEnd, xml = appendPercent(dst, rest)
 
 	// Remove dot segments, else "/catalog/../admin" would pass the prefix check.
-	if p := dst[pathStart:pathEnd]; bytes.Contains(p, []byte("/.")) || bytes.Contains(p, []byte("/%2E")) {
+	if p := dst[pathStart:pathEnd]; mayHaveDotSegment(p) {
 		n := removeDotSegments(p)
 		tail := copy(dst[pathStart+n:], dst[pathEnd:])
 		dst = dst[:pathStart+n+tail]
@@ -502,4 +502,20 @@ func upper(c byte) byte {
 		return c - ('a' - 'A')
 	}
 	return c
+}
+
+// mayHaveDotSegment reports whether the percent-encoded path p has a '/'
+// followed by '.' or "%2E" (appendPercent upper-cases hex): one pass over its
+// slashes instead of two substring searches, as most paths have none.
+func mayHaveDotSegment(p []byte) bool {
+	for {
+		i := bytes.IndexByte(p, '/')
+		if i < 0 || i+1 >= len(p) {
+			return false
+		}
+		p = p[i+1:]
+		if p[0] == '.' || len(p) >= 3 && p[0] == '%' && p[1] == '2' && p[2] == 'E' {
+			return true
+		}
+	}
 }
