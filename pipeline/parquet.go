@@ -45,7 +45,7 @@ type ParquetReader struct {
 	spans [NumColumns][]span
 
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []*pqColumn // nil for a list column: lists
+	extCols  []*pqColumn        // nil for a list column: lists
 	extSpans [][]span
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see parquet_list.go
 }
