@@ -161,3 +161,19 @@ func TestListAllocs(t *testing.T) {
 		t.Errorf("%v allocations per row; want 0", a)
 	}
 }
+
+// TestReadmeListExample: the README's list columns example.
+func TestReadmeListExample(t *testing.T) {
+	const l = "https://www.example.com/en/a"
+	vid := videoRec(ExtVideoThumbnail, "https://img.example.com/t.jpg", ExtVideoTitle, "Grill", ExtVideoDescription, "How to",
+		ExtVideoContentLoc, "https://cdn.example.com/v.mp4", ExtVideoDuration, "600", ExtVideoTag, "bbq", ExtVideoTag, "summer")
+	f := Fields{Loc: []byte(l), Ext: []ExtColumn{{Kind: ExtImageList}, {Kind: ExtAlternateList}, {Kind: ExtVideoList}},
+		ExtVals: [][]byte{AppendPacked(nil, []byte("https://img.example.com/a.jpg")),
+			altList([3]string{"en", l, ""}, [3]string{"de", "https://www.example.com/de/a", ""}, [3]string{"", "https://m.example.com/en/a", "only screen and (max-width: 640px)"}),
+			AppendPacked(nil, vid)}}
+	out, res := NewEncoder(nil, nil).AppendURL(nil, f)
+	want := `<url><loc>https://www.example.com/en/a</loc><xhtml:link rel="alternate" hreflang="en" href="https://www.example.com/en/a"/><xhtml:link rel="alternate" hreflang="de" href="https://www.example.com/de/a"/><xhtml:link rel="alternate" media="only screen and (max-width: 640px)" href="https://m.example.com/en/a"/><image:image><image:loc>https://img.example.com/a.jpg</image:loc></image:image><video:video><video:thumbnail_loc>https://img.example.com/t.jpg</video:thumbnail_loc><video:title>Grill</video:title><video:description>How to</video:description><video:content_loc>https://cdn.example.com/v.mp4</video:content_loc><video:duration>600</video:duration><video:tag>bbq</video:tag><video:tag>summer</video:tag></video:video></url>` + "\n"
+	if string(out) != want || res.Warnings != 0 {
+		t.Errorf("got %s warnings %b", out, res.Warnings)
+	}
+}
