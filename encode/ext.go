@@ -20,6 +20,8 @@ const (
 	ExtMobile                 // true/false, 1/0, yes/no: <mobile:mobile/>
 	ExtImage                  // loc of one <image:image>
 	ExtImageList              // several image locs, packed with AppendPacked (Parquet LIST<STRING>)
+	ExtAlternateList          // several alternates, a packed list of records (AltHreflang, AltHref, AltMedia fields; see AppendField)
+	ExtVideoList              // several videos, a packed list of records whose fields are tagged with their video ExtKind
 
 	ExtNewsName     // <news:publication><news:name>
 	ExtNewsLanguage // <news:publication><news:language>
@@ -60,6 +62,8 @@ var extNames = map[string]ExtKind{
 	"mobile":                      ExtMobile,
 	"image":                       ExtImage,
 	"images":                      ExtImageList,
+	"alternates":                  ExtAlternateList,
+	"videos":                      ExtVideoList,
 	"news:publication_name":       ExtNewsName,
 	"news:publication_language":   ExtNewsLanguage,
 	"news:publication_date":       ExtNewsDate,
@@ -83,7 +87,8 @@ var extNames = map[string]ExtKind{
 
 // ParseExtColumn reports whether the column name (case-insensitive, white
 // space trimmed) is an extension column, and which: alternate:<hreflang>,
-// media-alternate, mobile, image, image:<n>, images, news:publication_name,
+// media-alternate, mobile, image, image:<n>, images, alternates, videos,
+// news:publication_name,
 // news:publication_language, news:publication_date, news:title, and
 // video:<element> for thumbnail_loc, title, description, content_loc,
 // player_loc, duration, expiration_date, rating, view_count,
@@ -135,7 +140,7 @@ var namespaceDecls = [...]string{
 // Namespace returns the namespace of the elements of kind k (0 for ExtNone).
 func (k ExtKind) Namespace() Namespaces {
 	switch {
-	case k == ExtAlternate || k == ExtMediaAlternate:
+	case k == ExtAlternate || k == ExtMediaAlternate || k == ExtAlternateList:
 		return NSXhtml
 	case k == ExtMobile:
 		return NSMobile
@@ -143,7 +148,7 @@ func (k ExtKind) Namespace() Namespaces {
 		return NSImage
 	case k >= ExtNewsName && k <= ExtNewsTitle:
 		return NSNews
-	case k >= ExtVideoThumbnail && k < numExtKinds:
+	case k >= ExtVideoThumbnail && k < numExtKinds || k == ExtVideoList:
 		return NSVideo
 	}
 	return 0
@@ -218,9 +223,13 @@ func (e *Encoder) appendExt(dst []byte, f *Fields, locAt, locEnd int) ([]byte, W
 	}
 
 	// xhtml:link alternates, in column order, then the media alternate.
-	if has[ExtAlternate] {
+	if has[ExtAlternate] || has[ExtAlternateList] {
 		links, self := 0, false
 		for j, c := range f.Ext {
+			if c.Kind == ExtAlternateList {
+				dst, links, self, w = e.appendAltList(dst, f, j, locAt, locEnd, links, self, w)
+				continue
+			}
 			v := val(j)
 			if c.Kind != ExtAlternate || len(v) == 0 {
 				continue
@@ -229,14 +238,7 @@ func (e *Encoder) appendExt(dst []byte, f *Fields, locAt, locEnd int) ([]byte, W
 				w |= HreflangInvalid
 				continue
 			}
-			dup := false
-			for k := range j {
-				if f.Ext[k].Kind == ExtAlternate && strings.EqualFold(f.Ext[k].Key, c.Key) && len(val(k)) > 0 {
-					dup = true
-					break
-				}
-			}
-			if dup {
+			if dupHreflang(f, c.Key, j, -1) {
 				w |= AlternateDuplicate
 				continue
 			}
@@ -327,7 +329,14 @@ func (e *Encoder) appendExt(dst []byte, f *Fields, locAt, locEnd int) ([]byte, W
 	}
 
 	if hasAny(&has, ExtVideoThumbnail, numExtKinds) {
-		dst, w = e.appendVideo(dst, f, w)
+		dst, w = e.appendVideo(dst, videoSrc{f: f}, w)
+	}
+	if has[ExtVideoList] {
+		for j, c := range f.Ext {
+			if c.Kind == ExtVideoList && j < len(f.ExtVals) {
+				dst, w = e.appendVideoList(dst, f.ExtVals[j], w)
+			}
+		}
 	}
 	if hasAny(&has, ExtNewsName, ExtNewsTitle+1) {
 		dst, w = e.appendNews(dst, f, w)
@@ -374,11 +383,11 @@ func first(f *Fields, k ExtKind) []byte {
 
 // appendVideo appends the row's <video:video>, or nothing with VideoInvalid
 // or VideoDescriptionLong when a required part is missing or bad.
-func (e *Encoder) appendVideo(dst []byte, f *Fields, w Warning) ([]byte, Warning) {
+func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warning) {
 	mark := len(dst)
 	fail := func(bad Warning) ([]byte, Warning) { return dst[:mark], w | bad }
-	thumb, title, desc := first(f, ExtVideoThumbnail), first(f, ExtVideoTitle), first(f, ExtVideoDescription)
-	content, player := first(f, ExtVideoContentLoc), first(f, ExtVideoPlayerLoc)
+	thumb, title, desc := s.first(ExtVideoThumbnail), s.first(ExtVideoTitle), s.first(ExtVideoDescription)
+	content, player := s.first(ExtVideoContentLoc), s.first(ExtVideoPlayerLoc)
 	if len(thumb) == 0 || len(content) == 0 && len(player) == 0 ||
 		!validText(title, 1, MaxVideoTitle) || !validText(desc, 1, -1) {
 		return fail(VideoInvalid)
@@ -430,11 +439,8 @@ func (e *Encoder) appendVideo(dst []byte, f *Fields, w Warning) ([]byte, Warning
 	for k := ExtVideoDuration; k < numExtKinds; k++ {
 		if k == ExtVideoTag {
 			tags := 0
-			for j, c := range f.Ext {
-				if c.Kind != ExtVideoTag || j >= len(f.ExtVals) {
-					continue
-				}
-				v := trimWhite(f.ExtVals[j])
+			for v, pos, ok := s.nextTag(0); ok; v, pos, ok = s.nextTag(pos) {
+				v = trimWhite(v)
 				if len(v) == 0 {
 					continue
 				}
@@ -453,7 +459,7 @@ func (e *Encoder) appendVideo(dst []byte, f *Fields, w Warning) ([]byte, Warning
 			}
 			continue
 		}
-		v := first(f, k)
+		v := s.first(k)
 		if len(v) == 0 {
 			continue
 		}

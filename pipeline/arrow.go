@@ -27,7 +27,9 @@ import (
 // YYYY-MM-DD) or a timestamp of any unit (written YYYY-MM-DDThh:mm:ss[.f],
 // with Z when the type has a time zone, the value then being an instant,
 // without one, so read in --lastmod-tz, when it has none); priority is a
-// float32, float64, decimal128 or a string. A null is an absent field.
+// float32, float64, decimal128 or a string. A null is an absent field. The
+// list extension columns images, alternates and videos are list or
+// large_list columns (arrow_list.go).
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type ArrowReader struct {
@@ -46,6 +48,7 @@ type ArrowReader struct {
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
 	extCols  []int              // their field indexes
 	extSpans [][]span
+	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrow_list.go
 }
 
 // arrowMagic opens the Arrow IPC file format (the stream format has none).
@@ -134,9 +137,12 @@ next:
 		if !ok {
 			continue
 		}
-		if x.Kind == encode.ExtImageList {
-			ar.Close()
-			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		if isListKind(x.Kind) {
+			if err := ar.addList(x, i, f); err != nil {
+				ar.Close()
+				return nil, fmt.Errorf("%s: %w", source, err)
+			}
+			continue
 		}
 		if err := checkArrowExtType(x.Kind, f); err != nil {
 			ar.Close()
@@ -328,7 +334,11 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 			}
 		}
 		for x, fi := range ar.extCols {
-			b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+			if l := ar.list(x); l != nil {
+				b.Buf, ar.extSpans[x], err = l.take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n)
+			} else {
+				b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, ErrCorrupt, err)
 			}

@@ -592,8 +592,8 @@ next:
 			}
 		}
 		if x, ok := encode.ParseExtColumn(h); ok {
-			if x.Kind == encode.ExtImageList {
-				return true, &ParseError{Source: s.source, Line: s.line, Err: errImageList}
+			if err := csvListError(x.Kind); err != nil {
+				return true, &ParseError{Source: s.source, Line: s.line, Err: err}
 			}
 			s.ext = append(s.ext, x)
 			s.extField = append(s.extField, k)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -421,18 +422,21 @@ func TestMultilingualParquetSameAsCSV(t *testing.T) {
 	}
 }
 
-// TestImagesListColumnRefused: a column named images (a list in the issue's
-// model) is refused with a message, not read as one image nor ignored:
-// CSV cannot hold a list, and Parquet lists are not supported yet.
+// TestImagesListColumnRefused: a CSV column named images, alternates or
+// videos (list columns in Parquet and Arrow) is refused with a message
+// naming the flat columns, not read as one value nor ignored: CSV cannot
+// hold a list.
 func TestImagesListColumnRefused(t *testing.T) {
-	in := writeText(t, "in.csv", "loc,images\nhttps://www.example.com/a,https://i.example/a.jpg\n")
-	snk, err := sink.NewLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), Config{Inputs: []string{in}, PublicURL: mustScope(t, "https://www.example.com/"), Sink: snk,
-		Name: "sm", MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1})
-	if err == nil || !strings.Contains(err.Error(), "image:1, image:2") {
-		t.Fatalf("got %v; want an error naming image:1, image:2", err)
+	for col, want := range map[string]string{"images": "image:1, image:2", "alternates": "alternate:<hreflang>", "videos": "video:thumbnail_loc, video:title"} {
+		in := writeText(t, "in.csv", "loc,"+col+"\nhttps://www.example.com/a,https://i.example/a.jpg\n")
+		snk, err := sink.NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), Config{Inputs: []string{in}, PublicURL: mustScope(t, "https://www.example.com/"), Sink: snk,
+			Name: "sm", MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1})
+		if err == nil || !errors.Is(err, ErrColumnType) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "CSV cannot hold") {
+			t.Fatalf("%s: got %v; want an error naming %s", col, err, want)
+		}
 	}
 }

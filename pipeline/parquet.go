@@ -27,7 +27,9 @@ import (
 // TIMESTAMP of any unit or an INT96 timestamp (written YYYY-MM-DDThh:mm:ss[.f],
 // with Z when the timestamp is UTC-adjusted, without a zone, so read in
 // --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
-// string. A null is an absent field. Nested and repeated columns are refused.
+// string. A null is an absent field. Nested and repeated columns are refused,
+// but for the list extension columns images, alternates and videos
+// (parquet_list.go).
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type ParquetReader struct {
@@ -43,8 +45,9 @@ type ParquetReader struct {
 	spans [NumColumns][]span
 
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []*pqColumn
+	extCols  []*pqColumn        // nil for a list column: lists
 	extSpans [][]span
+	lists    []*pqList // list columns (images, alternates, videos) by extension index; see parquet_list.go
 }
 
 // readBuffer is the read size per column chunk: large reads, few system calls.
@@ -161,8 +164,11 @@ next:
 		if !ok {
 			continue
 		}
-		if x.Kind == encode.ExtImageList {
-			return nil, fmt.Errorf("%s: column %q: %w: a list of images is not supported yet; use flat columns image:1, image:2, …", source, "images", ErrColumnType)
+		if isListKind(x.Kind) {
+			if err := pr.addList(x, col); err != nil {
+				return nil, fmt.Errorf("%s: %w", source, err)
+			}
+			continue
 		}
 		pc, err := newPQColumn(extLike(x.Kind), col)
 		if err != nil {
@@ -337,6 +343,7 @@ func (pr *ParquetReader) Close() error {
 			c.close()
 		}
 	}
+	pr.closeLists()
 	if pr.file != nil {
 		err := pr.file.Close()
 		pr.file = nil
@@ -408,6 +415,12 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 			}
 		}
 		for x, col := range pr.extCols {
+			if col == nil {
+				if b.Buf, pr.extSpans[x], err = pr.takeList(x, b.Buf, pr.extSpans[x], n); err != nil {
+					return err
+				}
+				continue
+			}
 			var m int
 			b.Buf, pr.extSpans[x], m, err = col.take(b.Buf, pr.extSpans[x], n, -1)
 			if err == nil && m < n {
@@ -468,6 +481,9 @@ func (pr *ParquetReader) nextRowGroup() error {
 				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, ErrCorrupt)
 			}
 			c.pages = chunks[i].Pages()
+		}
+		if err := pr.openLists(chunks); err != nil {
+			return err
 		}
 		pr.left = g.NumRows()
 		return nil

@@ -1,0 +1,374 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// pqList reads a list extension column of a Parquet file (images,
+// alternates, videos; see list.go): its leaf columns in step, a page at a
+// time, through their repetition and definition levels, packing each row's
+// list into Batch.Buf. Both the standard 3-level LIST layout
+// (group (LIST) { repeated group list { element } }) and the legacy
+// 2-level one (a repeated field) are read; nulls, empty lists, null
+// elements and dictionary pages are handled like in flat columns.
+type pqList struct {
+	kind   encode.ExtKind
+	name   string
+	rep    byte // repetition level of the list's repeated node
+	repDef byte // definition level at which a row's list has an element
+	leaves []*pqLeaf
+}
+
+// pqLeaf is one leaf column of a list: the values of an images list, or a
+// field of the struct of an alternates or videos list (video tag: a list in
+// the list, one repetition level deeper).
+type pqLeaf struct {
+	*pqColumn
+	tag  byte   // record field tag; 0 for the values of an images list
+	reps []byte // repetition levels of the page
+	eof  bool   // the column chunk has no more pages
+}
+
+// addList maps the list column col, of kind k, as the next extension column.
+func (pr *ParquetReader) addList(x encode.ExtColumn, col *parquet.Column) error {
+	pl, err := newPQList(x.Kind, col)
+	if err != nil {
+		return err
+	}
+	for len(pr.lists) < len(pr.ext) {
+		pr.lists = append(pr.lists, nil)
+	}
+	pr.ext = append(pr.ext, x)
+	pr.extCols = append(pr.extCols, nil)
+	pr.extSpans = append(pr.extSpans, nil)
+	pr.lists = append(pr.lists, pl)
+	return nil
+}
+
+func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
+	pl := &pqList{kind: k, name: col.Name()}
+	typeErr := func(what string) error {
+		return fmt.Errorf("column %q: %w %s; want %s", col.Name(), ErrColumnType, what, listShape(k))
+	}
+	// The repeated node: the column itself (2-level) or its only child.
+	node := col
+	for !node.Repeated() {
+		if node.Leaf() || len(node.Columns()) != 1 {
+			return nil, typeErr(pqDescribe(col) + " (not a list)")
+		}
+		node = node.Columns()[0]
+	}
+	if node.MaxRepetitionLevel() != 1 {
+		return nil, typeErr("a list nested in a list")
+	}
+	pl.rep, pl.repDef = 1, byte(node.MaxDefinitionLevel())
+	// The element: the repeated node, or its only child (3-level).
+	elem := node
+	if !node.Leaf() && len(node.Columns()) == 1 {
+		c := node.Columns()[0]
+		if _, _, known := structFieldTag(k, c.Name()); !known && !c.Repeated() {
+			elem = c
+		}
+	}
+	if k == encode.ExtImageList {
+		for !elem.Leaf() && len(elem.Columns()) == 1 && !elem.Columns()[0].Repeated() {
+			elem = elem.Columns()[0]
+		}
+		if !elem.Leaf() {
+			return nil, typeErr("a list of " + pqDescribe(elem))
+		}
+		pc, err := newListLeaf(encode.ExtImage, elem)
+		if err != nil {
+			return nil, typeErr("a list of " + pqDescribe(elem))
+		}
+		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc})
+		return pl, nil
+	}
+	if elem.Leaf() {
+		return nil, typeErr("a list of " + pqDescribe(elem))
+	}
+	for _, f := range elem.Columns() {
+		tag, like, ok := structFieldTag(k, f.Name())
+		if !ok {
+			continue // a field sitemapgen does not know: ignored, like other columns
+		}
+		leaf := f
+		if !f.Leaf() && like == encode.ExtVideoTag {
+			// tag: a list of strings in the element.
+			for !leaf.Leaf() && len(leaf.Columns()) == 1 {
+				leaf = leaf.Columns()[0]
+			}
+		}
+		if !leaf.Leaf() || leaf.MaxRepetitionLevel() > 1 && !(like == encode.ExtVideoTag && leaf.MaxRepetitionLevel() == 2) {
+			return nil, fmt.Errorf("column %q, field %q: %w %s; want a flat field (tag: a string or a list of strings)", col.Name(), f.Name(), ErrColumnType, pqDescribe(f))
+		}
+		pc, err := newListLeaf(like, leaf)
+		if err != nil {
+			return nil, fmt.Errorf("column %q, field %q: %w", col.Name(), f.Name(), err)
+		}
+		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, tag: tag})
+	}
+	if len(pl.leaves) == 0 {
+		return nil, typeErr("a list of a struct with no field sitemapgen knows (" + strings.Join(columnNames(elem.Columns()), ", ") + ")")
+	}
+	return pl, nil
+}
+
+// pqDescribe names a column's type for errors.
+func pqDescribe(c *parquet.Column) string {
+	if c.Leaf() {
+		return c.Type().String()
+	}
+	if lt := c.Type().LogicalType(); lt != nil && lt.Value != nil {
+		return lt.String() + " group"
+	}
+	return "group"
+}
+
+// newListLeaf checks that the leaf col can hold values of extension kind
+// like, and decides how to read them: strings for everything; also DATE
+// and TIMESTAMP for dates, integers for duration and view count, BOOLEAN
+// for the yes/no elements, FLOAT and DOUBLE for the rating.
+func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
+	pc := &pqColumn{field: Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	typ := col.Type()
+	var lt format.LogicalTypeValue
+	if l := typ.LogicalType(); l != nil {
+		lt = l.Value
+	}
+	kind := typ.Kind()
+	date := like == encode.ExtVideoPublicationDate || like == encode.ExtVideoExpirationDate
+	integer := like == encode.ExtVideoDuration || like == encode.ExtVideoViewCount
+	boolean := like == encode.ExtVideoFamilyFriendly || like == encode.ExtVideoRequiresSubscription || like == encode.ExtVideoLive
+	rating := like == encode.ExtVideoRating
+	switch {
+	case kind == parquet.ByteArray:
+		switch lt.(type) {
+		case nil, *format.StringType, *format.EnumType, *format.JsonType:
+			pc.kind = kindBytes
+			return pc, nil
+		}
+	case date && kind == parquet.Int32:
+		if _, ok := lt.(*format.DateType); ok {
+			pc.kind = kindDate
+			return pc, nil
+		}
+	case date && kind == parquet.Int64:
+		if ts, ok := lt.(*format.TimestampType); ok {
+			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
+			switch ts.Unit.Value.(type) {
+			case *format.MilliSeconds:
+				pc.perSec = unitMillis
+			case *format.MicroSeconds:
+				pc.perSec = unitMicros
+			case *format.NanoSeconds:
+				pc.perSec = unitNanos
+			default:
+				return nil, fmt.Errorf("%w %s of unknown unit", ErrColumnType, typ)
+			}
+			return pc, nil
+		}
+	case integer && kind == parquet.Int32:
+		pc.kind = kindInt32
+		return pc, nil
+	case integer && kind == parquet.Int64:
+		pc.kind = kindInt64
+		return pc, nil
+	case boolean && kind == parquet.Boolean:
+		pc.kind = kindBool
+		return pc, nil
+	case rating && kind == parquet.Float:
+		pc.kind = kindFloat
+		return pc, nil
+	case rating && kind == parquet.Double:
+		pc.kind = kindDouble
+		return pc, nil
+	}
+	want := "a string"
+	switch {
+	case date:
+		want = "a string, DATE or TIMESTAMP"
+	case integer:
+		want = "a string, INT32 or INT64"
+	case boolean:
+		want = "a string or BOOLEAN"
+	case rating:
+		want = "a string, FLOAT or DOUBLE"
+	}
+	return nil, fmt.Errorf("%w %s; want %s", ErrColumnType, typ, want)
+}
+
+// openLists opens the page readers of the list columns in a row group.
+func (pr *ParquetReader) openLists(chunks []parquet.ColumnChunk) error {
+	for _, pl := range pr.lists {
+		if pl == nil {
+			continue
+		}
+		for _, l := range pl.leaves {
+			l.close()
+			l.eof, l.reps = false, nil
+			i := l.leaf.Index()
+			if i < 0 || i >= len(chunks) {
+				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, l.name, ErrCorrupt)
+			}
+			l.pages = chunks[i].Pages()
+		}
+	}
+	return nil
+}
+
+// closeLists releases the list columns' pages.
+func (pr *ParquetReader) closeLists() {
+	for _, pl := range pr.lists {
+		if pl != nil {
+			for _, l := range pl.leaves {
+				l.close()
+			}
+		}
+	}
+}
+
+// takeList appends the next n rows of list column x to buf, their spans
+// to spans; errors are wrapped like a flat column's.
+func (pr *ParquetReader) takeList(x int, buf []byte, spans []span, n int) ([]byte, []span, error) {
+	pl := pr.lists[x]
+	for range n {
+		start := len(buf)
+		var err error
+		if buf, err = pl.takeRow(buf); err != nil {
+			return buf, spans, pr.colErr(pl.leaves[0].pqColumn, err)
+		}
+		spans = append(spans, span{uint32(start), uint32(len(buf))})
+	}
+	return buf, spans, nil
+}
+
+var errRowStart = errors.New("a row does not start at repetition level 0")
+
+// ready makes the leaf's next level entry current, reading pages as
+// needed; it reports false at the end of the column chunk.
+func (l *pqLeaf) ready() (bool, error) {
+	for l.r == l.n {
+		if l.eof || l.pages == nil {
+			return false, nil
+		}
+		if err := l.nextPage(); err != nil {
+			if err == io.EOF {
+				l.eof = true
+				return false, nil
+			}
+			return false, err
+		}
+		l.reps = l.page.RepetitionLevels()
+		if len(l.reps) != l.n {
+			return false, fmt.Errorf("page has %d repetition levels for %d values", len(l.reps), l.n)
+		}
+	}
+	return true, nil
+}
+
+// take consumes the current entry, appending its value to buf, packed
+// (as a record field when l.tag != 0), unless it is null.
+func (l *pqLeaf) take(buf []byte) ([]byte, error) {
+	d := l.maxDef
+	if l.def != nil {
+		d = l.def[l.r]
+	}
+	l.r++
+	if d != l.maxDef {
+		return buf, nil
+	}
+	vi := l.v
+	if l.idx != nil {
+		if l.v >= len(l.idx) {
+			return buf, errors.New("page has too few dictionary indexes")
+		}
+		vi = int(l.idx[l.v])
+	}
+	if vi < 0 || vi >= l.nvals {
+		return buf, fmt.Errorf("value index %d out of range (%d values)", vi, l.nvals)
+	}
+	l.v++
+	var at int
+	if l.tag != 0 {
+		buf, at = encode.OpenField(buf, l.tag)
+	} else {
+		buf, at = encode.OpenPacked(buf)
+	}
+	buf, err := l.appendValue(buf, vi)
+	return encode.ClosePacked(buf, at), err
+}
+
+// takeRow appends the packed list of the next row to buf: the values of
+// an images list, or a record per element of an alternates or videos list.
+func (pl *pqList) takeRow(buf []byte) ([]byte, error) {
+	for _, l := range pl.leaves {
+		ok, err := l.ready()
+		if err != nil {
+			return buf, err
+		}
+		if !ok {
+			return buf, io.ErrUnexpectedEOF
+		}
+		if l.reps[l.r] != 0 {
+			return buf, errRowStart
+		}
+	}
+	drv := pl.leaves[0] // every leaf has an entry for each element; the first decides
+	for {
+		// One element, or the one entry of a null or empty list.
+		d := drv.maxDef
+		if drv.def != nil {
+			d = drv.def[drv.r]
+		}
+		has := d >= pl.repDef
+		mark, at := len(buf), 0
+		record := has && pl.kind != encode.ExtImageList
+		if record {
+			buf, at = encode.OpenPacked(buf)
+		}
+		for _, l := range pl.leaves {
+			// The leaf's entries of this element: the current one, then
+			// those of a list in the element (a deeper repetition level).
+			for first := true; ; first = false {
+				ok, err := l.ready()
+				if err != nil {
+					return buf, err
+				}
+				if !ok {
+					if first {
+						return buf, io.ErrUnexpectedEOF
+					}
+					break
+				}
+				if !first && l.reps[l.r] <= pl.rep {
+					break
+				}
+				if buf, err = l.take(buf); err != nil {
+					return buf, err
+				}
+			}
+		}
+		switch {
+		case record:
+			buf = encode.ClosePacked(buf, at)
+		case !has:
+			buf = buf[:mark] // a null in a null list: nothing
+		}
+		ok, err := drv.ready()
+		if err != nil {
+			return buf, err
+		}
+		if !ok || drv.reps[drv.r] != pl.rep {
+			return buf, nil
+		}
+	}
+}
