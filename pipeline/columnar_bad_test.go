@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -311,4 +312,35 @@ func TestColumnarEmpty(t *testing.T) {
 	}
 	failRun(t, emptyDir, emptyDir, "no data rows")
 	failRun(t, filepath.Join(emptyDir, "*.arrow"), "no file matches")
+}
+
+// TestParquetClaimsBounded: lengths and counts a corrupt file claims are
+// checked against the file before anything is allocated for them. parquet-go
+// allocated the footer length a file claims (4 GiB for a 6 KiB file found by
+// FuzzParquetReader, kept in testdata/fuzz/FuzzParquetReader/ with the other
+// inputs that cost gigabytes or minutes; `go test` runs them all under the
+// fuzz target's time and allocation limits).
+func TestParquetClaimsBounded(t *testing.T) {
+	good, err := os.ReadFile(fixtures + "arrow_snappy_dict_timestamp.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func([]byte){
+		"footer length 4 GiB": func(b []byte) { binary.LittleEndian.PutUint32(b[len(b)-8:], 0xfffffff0) },
+		"footer length past the start": func(b []byte) {
+			binary.LittleEndian.PutUint32(b[len(b)-8:], uint32(len(b)-8))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := bytes.Clone(good)
+			edit(data)
+			done := boundedCost(t, data)
+			_, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			done()
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, want ErrCorrupt", err)
+			}
+		})
+	}
+
 }

@@ -3,10 +3,13 @@ package pipeline
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -54,10 +57,12 @@ func fuzzSeeds(f *testing.F, ext string) {
 }
 
 // FuzzParquetReader: whatever the bytes, NewParquetReader and Fill return
-// rows or an error, never panic nor loop, and the rows keep Fill's promises.
+// rows or an error, never panic nor hang, allocate in proportion to the
+// input, and the rows keep Fill's promises.
 func FuzzParquetReader(f *testing.F) {
 	fuzzSeeds(f, ".parquet")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer boundedCost(t, data)()
 		pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "fuzz.parquet", ColumnOptions{})
 		if err != nil {
 			return
@@ -65,6 +70,34 @@ func FuzzParquetReader(f *testing.F) {
 		defer pr.Close()
 		fuzzRead(t, pr)
 	})
+}
+
+// Per-input limits of the columnar fuzz targets: a corrupt file that takes
+// seconds or allocates a gigabyte is as bad as a panic for a nightly job.
+const (
+	fuzzMaxTime  = 10 * time.Second
+	fuzzMaxAlloc = 64 << 20 // bytes allocated per input, plus fuzzAllocPerByte per input byte
+)
+
+const fuzzAllocPerByte = 1024
+
+// boundedCost fails the input when reading it allocates more than the
+// budget, and crashes the fuzz worker (so the input is kept as a failure)
+// when it runs longer than fuzzMaxTime. Call the result when done.
+func boundedCost(t *testing.T, data []byte) func() {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	timer := time.AfterFunc(fuzzMaxTime, func() {
+		panic(fmt.Sprintf("reading a %d-byte input took more than %v", len(data), fuzzMaxTime))
+	})
+	return func() {
+		timer.Stop()
+		metrics.Read(sample)
+		if got, limit := sample[0].Value.Uint64()-before, uint64(fuzzMaxAlloc+fuzzAllocPerByte*len(data)); got > limit {
+			t.Fatalf("reading a %d-byte input allocated %d bytes (limit %d)", len(data), got, limit)
+		}
+	}
 }
 
 // FuzzArrowReader is FuzzParquetReader for Arrow IPC files and streams.

@@ -164,8 +164,9 @@ type pqPages struct {
 
 // reset starts on a column chunk of size bytes read from sec, holding rows rows.
 func (p *pqPages) reset(sec *io.SectionReader, size, rows int64, codec format.CompressionCodec) {
-	if p.br == nil {
-		p.br = bufio.NewReaderSize(sec, readBuffer)
+	// Large reads, few system calls; but no more than the chunk needs.
+	if want := int(min(size, readBuffer)); p.br == nil || p.br.Size() < want {
+		p.br = bufio.NewReaderSize(sec, max(want, 4096))
 	} else {
 		p.br.Reset(sec)
 	}
