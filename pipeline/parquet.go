@@ -77,9 +77,30 @@ type pqColumn struct {
 	lv    [levelBlock]uint32 // definition levels of a block of rows
 	ix    [levelBlock]uint32 // dictionary indexes of a block of rows
 
-	// The last DATE written, as text: dates repeat.
-	lastDay  int32
-	lastDate []byte
+	texts *textCache // numbers and dates as text: they repeat
+}
+
+// textCache remembers the text of recently seen non-string values (at
+// most 12 bytes: dates, timestamps, numbers), which repeat in real exports:
+// formatting a float or a time costs far more than a lookup.
+type textCache struct {
+	entries [256]textEntry
+}
+
+type textEntry struct {
+	lo   uint64
+	hi   uint32
+	ok   bool
+	n    uint8
+	text [32]byte
+}
+
+func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
+	var b [12]byte
+	copy(b[:], v)
+	lo, hi = binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint32(b[8:])
+	h := (lo ^ uint64(hi)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return lo, hi, &tc.entries[h>>56]
 }
 
 // OpenParquet opens the Parquet file name and maps its columns.
@@ -406,7 +427,7 @@ func (pr *ParquetReader) nextRowGroup() error {
 					pr.name, pr.rg-1, c.name, ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 			}
 			c.page = pqPage{}
-			c.pages.reset(io.NewSectionReader(pr.r, start, md.TotalCompressedSize), md.TotalCompressedSize, g.NumRows, md.Codec)
+			c.pages.reset(pr.r, start, md.TotalCompressedSize, g.NumRows, md.Codec)
 		}
 		pr.left = g.NumRows
 		return nil
@@ -522,16 +543,32 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 // appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
 // without its length; of the size of its type otherwise), as text.
 func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
+	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.fixed == 0 || len(v) > 12 {
+		return c.formatValue(buf, v)
+	}
+	if c.texts == nil {
+		c.texts = new(textCache)
+	}
+	lo, hi, e := c.texts.slot(v)
+	if e.ok && e.lo == lo && e.hi == hi {
+		return append(buf, e.text[:e.n]...)
+	}
+	start := len(buf)
+	buf = c.formatValue(buf, v)
+	if t := buf[start:]; len(t) <= len(e.text) {
+		e.lo, e.hi, e.ok, e.n = lo, hi, true, uint8(copy(e.text[:], t))
+	}
+	return buf
+}
+
+// formatValue appends v as text.
+func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
 	le := binary.LittleEndian
 	switch c.kind {
 	case kindBytes:
 		return append(buf, v...)
 	case kindDate:
-		day := int32(le.Uint32(v))
-		if c.lastDate == nil || day != c.lastDay {
-			c.lastDay, c.lastDate = day, appendDate(c.lastDate[:0], int64(day))
-		}
-		return append(buf, c.lastDate...)
+		return appendDate(buf, int64(int32(le.Uint32(v))))
 	case kindTimestamp:
 		return appendTimestamp(buf, int64(le.Uint64(v)), c.perSec, c.utc)
 	case kindInt96:

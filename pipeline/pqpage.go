@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -140,8 +139,10 @@ func (h *pageHeader) readSub(r *thriftReader, which int16) error {
 
 // pqPages reads the pages of one column chunk.
 type pqPages struct {
-	br    *bufio.Reader
+	ra    io.ReaderAt
+	off   int64 // where the rest of the chunk starts in ra
 	left  int64 // bytes of the chunk not read yet
+	hdr   []byte
 	rows  int64 // rows of the row group not yet in a page
 	codec format.CompressionCodec
 	kind  valueKind
@@ -162,16 +163,22 @@ type pqPages struct {
 	prev []byte // the last DELTA_BYTE_ARRAY value
 }
 
-// reset starts on a column chunk of size bytes read from sec, holding rows rows.
-func (p *pqPages) reset(sec *io.SectionReader, size, rows int64, codec format.CompressionCodec) {
-	// Large reads, few system calls; but no more than the chunk needs.
-	if want := int(min(size, readBuffer)); p.br == nil || p.br.Size() < want {
-		p.br = bufio.NewReaderSize(sec, max(want, 4096))
-	} else {
-		p.br.Reset(sec)
-	}
-	p.left, p.rows, p.codec = size, rows, codec
+// reset starts on the column chunk of size bytes at off in ra, holding rows rows.
+func (p *pqPages) reset(ra io.ReaderAt, off, size, rows int64, codec format.CompressionCodec) {
+	p.ra, p.off, p.left, p.rows, p.codec = ra, off, size, rows, codec
 	p.hasDict = false
+}
+
+// readAt reads len(b) bytes of the chunk at its offset at.
+func (p *pqPages) readAt(b []byte, at int64) error {
+	n, err := p.ra.ReadAt(b, at)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // page is one decoded data page, read a block at a time.
@@ -197,19 +204,25 @@ func (p *pqPages) next(pg *pqPage, maxDef byte) error {
 		if p.left <= 0 {
 			return io.EOF
 		}
-		peek := int(min(p.left, maxPageHeader))
-		b, err := p.br.Peek(peek)
-		if len(b) == 0 {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
+		// The header, and the start of the page, in one read; a header
+		// with large statistics takes another.
+		var h pageHeader
+		var hn int
+		for n := int(min(p.left, 8<<10)); ; n = int(min(p.left, int64(n)*16, maxPageHeader)) {
+			p.hdr = growTo(p.hdr, n)
+			if err := p.readAt(p.hdr, p.off); err != nil {
+				return err
 			}
-			return err
+			var err error
+			h, hn, err = readPageHeader(p.hdr)
+			if err == nil {
+				break
+			}
+			if err != io.ErrUnexpectedEOF || int64(n) == p.left || n == maxPageHeader {
+				return fmt.Errorf("page header: %w", err)
+			}
 		}
-		h, hn, err := readPageHeader(b)
-		if err != nil {
-			return fmt.Errorf("page header: %w", err)
-		}
-		p.br.Discard(hn)
+		p.off += int64(hn)
 		p.left -= int64(hn)
 		if h.compressed < 0 || int64(h.compressed) > p.left {
 			return fmt.Errorf("page of %d bytes in the %d bytes left of the column chunk", h.compressed, p.left)
@@ -221,9 +234,11 @@ func (p *pqPages) next(pg *pqPage, maxDef byte) error {
 			return fmt.Errorf("page of %d values", h.numValues)
 		}
 		p.raw = growTo(p.raw, int(h.compressed))
-		if _, err := io.ReadFull(p.br, p.raw); err != nil {
+		got := copy(p.raw, p.hdr[hn:])
+		if err := p.readAt(p.raw[got:], p.off+int64(got)); err != nil {
 			return err
 		}
+		p.off += int64(h.compressed)
 		p.left -= int64(h.compressed)
 		switch h.typ {
 		case pageDict:
