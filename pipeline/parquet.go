@@ -487,8 +487,33 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 			pg.vp = at
 			continue
 		}
+		if c.kind == kindBytes && !pg.hasDef && pg.enc == encDeltaLen {
+			// A required string column as parquet-go writes it.
+			vals := pg.vals
+			at := pg.vp
+			for range k {
+				l, err := pg.lens.next()
+				if err != nil {
+					return buf, spans, took, err
+				}
+				if uint64(l) > uint64(len(vals)-at) {
+					return buf, spans, took, errors.New("value longer than its page")
+				}
+				start := len(buf)
+				buf = append(buf, vals[at:at+int(l)]...)
+				spans = append(spans, span{uint32(start), uint32(len(buf))})
+				at += int(l)
+				pg.r++
+				took++
+				if budget >= 0 && len(buf) >= budget {
+					break
+				}
+			}
+			pg.vp = at
+			continue
+		}
 		k = min(k, levelBlock)
-		if budget >= 0 {
+		if budget >= 0 && (pg.hasDef || pg.dict) {
 			k = min(k, 64) // levels and indexes decoded ahead are not given back
 		}
 		var lv []uint32
