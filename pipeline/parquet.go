@@ -13,11 +13,14 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// ParquetReader reads the rows of an Apache Parquet file into Batches through
-// parquet-go's page API: it decodes one page per column at a time and copies
-// the values of the mapped columns into the Batch's Buf, without allocating
-// per row. Row groups are read in order and a batch may span several; memory
-// is bounded by a page per column and the batch, never by the row group.
+// ParquetReader reads the rows of an Apache Parquet file into Batches. It
+// uses parquet-go for the schema (after checking the footer, see
+// checkFooter) and reads the pages itself (see pqpage.go): one page per
+// column at a time, with one read each, its values copied into the Batch's
+// Buf without allocating per row. Row groups are read in order and a batch
+// may span several; memory is bounded by a page per column and the batch,
+// never by the row group, and nothing a corrupt file claims is allocated
+// before it is checked against the file.
 //
 // Columns are found by name (exact, else case-insensitive) among the
 // top-level fields. loc and changefreq are strings (BYTE_ARRAY, also
@@ -42,9 +45,6 @@ type ParquetReader struct {
 	err   error
 	spans [NumColumns][]span
 }
-
-// readBuffer is the read size per column chunk: large reads, few system calls.
-const readBuffer = 1 << 20
 
 // valueKind is how a column's values become text.
 type valueKind int
