@@ -46,6 +46,9 @@ type ParquetReader struct {
 	spans [NumColumns][]span
 }
 
+// maxRowsPerByte bounds the rows a Parquet file may claim per byte of file.
+const maxRowsPerByte = 1024
+
 // valueKind is how a column's values become text.
 type valueKind int
 
@@ -140,6 +143,16 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
 	}
 	pr = &ParquetReader{name: source, r: r, size: size, pf: pf}
+	// RLE lets a few bytes stand for millions of rows; a URL list holds
+	// distinct URLs, which cost bytes. A file claiming more than
+	// maxRowsPerByte rows per byte is refused rather than read for hours.
+	var rows int64
+	for _, g := range pf.Metadata().RowGroups {
+		if g.NumRows < 0 || g.NumRows > maxRowsPerByte*size || rows > maxRowsPerByte*size-g.NumRows {
+			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, ErrCorrupt, maxRowsPerByte*size, size)
+		}
+		rows += g.NumRows
+	}
 	names, mapped := opt.names()
 	top := pf.Root().Columns()
 	for c := range NumColumns {
