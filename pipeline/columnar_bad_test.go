@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -311,4 +314,103 @@ func TestColumnarEmpty(t *testing.T) {
 	}
 	failRun(t, emptyDir, emptyDir, "no data rows")
 	failRun(t, filepath.Join(emptyDir, "*.arrow"), "no file matches")
+}
+
+// TestParquetClaimsBounded: lengths and counts a corrupt file claims are
+// checked against the file before anything is allocated for them. parquet-go
+// allocated the footer length a file claims (4 GiB for a 6 KiB file found by
+// FuzzParquetReader, kept in testdata/fuzz/FuzzParquetReader/ with the other
+// inputs that cost gigabytes or minutes; `go test` runs them all under the
+// fuzz target's time and allocation limits).
+func TestParquetClaimsBounded(t *testing.T) {
+	good, err := os.ReadFile(fixtures + "arrow_snappy_dict_timestamp.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func([]byte){
+		"footer length 4 GiB": func(b []byte) { binary.LittleEndian.PutUint32(b[len(b)-8:], 0xfffffff0) },
+		"footer length past the start": func(b []byte) {
+			binary.LittleEndian.PutUint32(b[len(b)-8:], uint32(len(b)-8))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := bytes.Clone(good)
+			edit(data)
+			done := boundedCost(t, data)
+			_, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			done()
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, want ErrCorrupt", err)
+			}
+		})
+	}
+
+}
+
+// withFooter returns the Parquet file data with its footer metadata
+// changed by edit.
+func withFooter(t *testing.T, data []byte, edit func(*format.FileMetaData)) []byte {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	start := len(data) - 8 - n
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), data[start:len(data)-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	edit(&md)
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(bytes.Clone(data[:start]), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
+}
+
+// TestParquetClaimedRows: a file cannot claim rows out of proportion to its
+// size (RLE could make it take hours), nor pages or chunks outside the file.
+func TestParquetClaimedRows(t *testing.T) {
+	good, err := os.ReadFile(fixtures + "parquetgo_zstd_dict_date.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The unchanged round trip reads.
+	if _, err := readAll(mustParquet(t, withFooter(t, good, func(*format.FileMetaData) {}))); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*format.FileMetaData){
+		"rows":     func(md *format.FileMetaData) { md.RowGroups[0].NumRows = 1 << 40 },
+		"negative": func(md *format.FileMetaData) { md.RowGroups[0].NumRows = -1 },
+		"chunk past the end": func(md *format.FileMetaData) {
+			md.RowGroups[0].Columns[0].MetaData.TotalCompressedSize = 1 << 30
+		},
+		"chunk offset": func(md *format.FileMetaData) {
+			md.RowGroups[0].Columns[0].MetaData.DataPageOffset = -5
+			md.RowGroups[0].Columns[0].MetaData.DictionaryPageOffset = 0
+		},
+		"more rows than pages": func(md *format.FileMetaData) { md.RowGroups[0].NumRows += 10 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := withFooter(t, good, edit)
+			done := boundedCost(t, data)
+			pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			if err == nil {
+				_, err = readAll(pr)
+			}
+			done()
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v, want ErrCorrupt", err)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func mustParquet(t *testing.T, data []byte) *ParquetReader {
+	t.Helper()
+	pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "x.parquet", ColumnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
 }

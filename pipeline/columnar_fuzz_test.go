@@ -3,10 +3,14 @@ package pipeline
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -54,17 +58,51 @@ func fuzzSeeds(f *testing.F, ext string) {
 }
 
 // FuzzParquetReader: whatever the bytes, NewParquetReader and Fill return
-// rows or an error, never panic nor loop, and the rows keep Fill's promises.
+// rows or an error, never panic nor hang, allocate in proportion to the
+// input, and the rows keep Fill's promises.
 func FuzzParquetReader(f *testing.F) {
 	fuzzSeeds(f, ".parquet")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer boundedCost(t, data)()
 		pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "fuzz.parquet", ColumnOptions{})
 		if err != nil {
 			return
 		}
 		defer pr.Close()
-		fuzzRead(t, pr)
+		// The page decoding is ours: it must check, not lean on the recover
+		// that turns a panic into ErrCorrupt.
+		if err := fuzzRead(t, pr); err != nil && strings.Contains(err.Error(), "runtime error") {
+			t.Fatalf("Fill panicked: %v", err)
+		}
 	})
+}
+
+// Per-input limits of the columnar fuzz targets: a corrupt file that takes
+// seconds or allocates a gigabyte is as bad as a panic for a nightly job.
+const (
+	fuzzMaxTime  = 10 * time.Second
+	fuzzMaxAlloc = 64 << 20 // bytes allocated per input, plus fuzzAllocPerByte per input byte
+)
+
+const fuzzAllocPerByte = 1024
+
+// boundedCost fails the input when reading it allocates more than the
+// budget, and crashes the fuzz worker (so the input is kept as a failure)
+// when it runs longer than fuzzMaxTime. Call the result when done.
+func boundedCost(t *testing.T, data []byte) func() {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	timer := time.AfterFunc(fuzzMaxTime, func() {
+		panic(fmt.Sprintf("reading a %d-byte input took more than %v", len(data), fuzzMaxTime))
+	})
+	return func() {
+		timer.Stop()
+		metrics.Read(sample)
+		if got, limit := sample[0].Value.Uint64()-before, uint64(fuzzMaxAlloc+fuzzAllocPerByte*len(data)); got > limit {
+			t.Fatalf("reading a %d-byte input allocated %d bytes (limit %d)", len(data), got, limit)
+		}
+	}
 }
 
 // FuzzArrowReader is FuzzParquetReader for Arrow IPC files and streams.
@@ -81,14 +119,15 @@ func FuzzArrowReader(f *testing.F) {
 	})
 }
 
-func fuzzRead(t *testing.T, src rowSource) {
+// fuzzRead reads src to the end and returns the error that ended it, if not io.EOF.
+func fuzzRead(t *testing.T, src rowSource) error {
 	var b Batch
 	next := int64(1)
 	for range 10000 {
 		b.reset()
 		err := src.Fill(&b, 256)
 		if errors.Is(err, io.EOF) {
-			return
+			return nil
 		}
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
@@ -97,12 +136,18 @@ func fuzzRead(t *testing.T, src rowSource) {
 			if err2 := src.Fill(&b, 256); err2 != err {
 				t.Fatalf("error not sticky: %v then %v", err, err2)
 			}
-			return
+			return err
+		}
+		if b.Len() == 0 {
+			t.Fatalf("Fill returned neither rows nor an error")
 		}
 		next = checkBatch(t, &b, next)
 		if src.Rows() != next-1 {
 			t.Fatalf("Rows %d, want %d", src.Rows(), next-1)
 		}
 	}
-	t.Fatalf("reader does not end")
+	// Every Fill delivered rows, so the reader progresses: a small file may
+	// hold many rows (RLE), and the time a file takes is bounded by
+	// boundedCost, not by a number of batches.
+	return nil
 }

@@ -1,25 +1,29 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 )
 
-// ParquetReader reads the rows of an Apache Parquet file into Batches through
-// parquet-go's page API: it decodes one page per column at a time and copies
-// the values of the mapped columns into the Batch's Buf, without allocating
-// per row. Row groups are read in order and a batch may span several; memory
-// is bounded by a page per column and the batch, never by the row group.
+// ParquetReader reads the rows of an Apache Parquet file into Batches. It
+// uses parquet-go for the schema (after checking the footer, see
+// checkFooter) and reads the pages itself (see pqpage.go): one page per
+// column at a time, with one read each, its values copied into the Batch's
+// Buf without allocating per row. Row groups are read in order and a batch
+// may span several; memory is bounded by a page per column and the batch,
+// never by the row group, and nothing a corrupt file claims is allocated
+// before it is checked against the file.
 //
 // Columns are found by name (exact, else case-insensitive) among the
 // top-level fields. loc and changefreq are strings (BYTE_ARRAY, also
@@ -29,12 +33,14 @@ import (
 // --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
 // string. A null is an absent field. Nested and repeated columns are refused,
 // but for the list extension columns images, alternates and videos
-// (parquet_list.go).
+// (parquet_list.go), read through the same page decoder.
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type ParquetReader struct {
 	name string
 	file *os.File
+	r    io.ReaderAt
+	size int64
 	pf   *parquet.File
 
 	cols  [NumColumns]*pqColumn // nil: the file has no such column
@@ -50,8 +56,8 @@ type ParquetReader struct {
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see parquet_list.go
 }
 
-// readBuffer is the read size per column chunk: large reads, few system calls.
-const readBuffer = 1 << 20
+// maxRowsPerByte bounds the rows a Parquet file may claim per byte of file.
+const maxRowsPerByte = 1024
 
 // valueKind is how a column's values become text.
 type valueKind int
@@ -68,7 +74,7 @@ const (
 	kindDecBytes                   // (FIXED_LEN_)BYTE_ARRAY decimal, big-endian
 	kindInt32                      // INT32, as a decimal integer
 	kindInt64                      // INT64, as a decimal integer
-	kindBool                       // BOOLEAN, bit-packed: "true" or "false"
+	kindBool                       // BOOLEAN: "true" or "false"
 )
 
 // pqColumn reads one mapped column, a page at a time.
@@ -80,26 +86,37 @@ type pqColumn struct {
 	perSec int64 // kindTimestamp
 	utc    bool  // kindTimestamp
 	scale  int   // decimals
-
-	pages  parquet.Pages
-	page   parquet.Page
-	def    []byte // definition levels of the page; nil when the column is required
 	maxDef byte
-	n, r   int // rows in the page, next row
-	v      int // next value
 
-	idx []int32 // dictionary indexes of the page's values; nil: plain values
-	// The values: of the page, or of the dictionary when idx != nil.
-	bytes []byte
-	offs  []uint32
-	fixed int // FIXED_LEN_BYTE_ARRAY size (offs is nil then)
-	i32   []int32
-	i64   []int64
-	f32   []float32
-	f64   []float64
-	i96   []deprecated.Int96
-	bits  []byte
-	nvals int
+	pages pqPages
+	page  pqPage
+	lv    [levelBlock]uint32 // definition levels of a block of rows
+	ix    [levelBlock]uint32 // dictionary indexes of a block of rows
+
+	texts *textCache // numbers and dates as text: they repeat
+}
+
+// textCache remembers the text of recently seen non-string values (at
+// most 12 bytes: dates, timestamps, numbers), which repeat in real exports:
+// formatting a float or a time costs far more than a lookup.
+type textCache struct {
+	entries [256]textEntry
+}
+
+type textEntry struct {
+	lo   uint64
+	hi   uint32
+	ok   bool
+	n    uint8
+	text [32]byte
+}
+
+func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
+	var b [12]byte
+	copy(b[:], v)
+	lo, hi = binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint32(b[8:])
+	h := (lo ^ uint64(hi)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return lo, hi, &tc.entries[h>>56]
 }
 
 // OpenParquet opens the Parquet file name and maps its columns.
@@ -131,11 +148,24 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, ErrCorrupt, p)
 		}
 	}()
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(readBuffer))
+	if err := checkFooter(r, size); err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
+	}
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
 	}
-	pr = &ParquetReader{name: source, pf: pf}
+	pr = &ParquetReader{name: source, r: r, size: size, pf: pf}
+	// RLE lets a few bytes stand for millions of rows; a URL list holds
+	// distinct URLs, which cost bytes. A file claiming more than
+	// maxRowsPerByte rows per byte is refused rather than read for hours.
+	var rows int64
+	for _, g := range pf.Metadata().RowGroups {
+		if g.NumRows < 0 || g.NumRows > maxRowsPerByte*size || rows > maxRowsPerByte*size-g.NumRows {
+			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, ErrCorrupt, maxRowsPerByte*size, size)
+		}
+		rows += g.NumRows
+	}
 	names, mapped := opt.names()
 	top := pf.Root().Columns()
 	for c := range NumColumns {
@@ -219,6 +249,7 @@ func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqCo
 	default:
 		return nil, typeErr
 	}
+	pc.setPages()
 	return pc, nil
 }
 
@@ -246,6 +277,34 @@ func columnNames(cols []*parquet.Column) []string {
 
 // newPQColumn checks that col can be read as field c and decides how.
 func newPQColumn(c Column, col *parquet.Column) (*pqColumn, error) {
+	pc, err := newPQColumnKind(c, col)
+	if err != nil {
+		return nil, err
+	}
+	pc.setPages()
+	return pc, nil
+}
+
+// setPages sets up the page decoder for the column's kind of values.
+func (pc *pqColumn) setPages() {
+	switch pc.kind {
+	case kindBytes:
+		pc.pages.fixed = 0
+	case kindDecBytes:
+		// FIXED_LEN_BYTE_ARRAY: its length; BYTE_ARRAY: 0.
+	case kindBool:
+		pc.pages.fixed = 1 // bit-packed (PLAIN) or RLE; decoded to one byte
+	case kindDate, kindDec32, kindFloat, kindInt32:
+		pc.pages.fixed = 4
+	case kindTimestamp, kindDec64, kindDouble, kindInt64:
+		pc.pages.fixed = 8
+	case kindInt96:
+		pc.pages.fixed = 12
+	}
+	pc.pages.kind = pc.kind
+}
+
+func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 	pc := &pqColumn{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typeErr := func(what string) error {
 		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), defaultColumnNames[c], ErrColumnType, what)
@@ -270,7 +329,10 @@ func newPQColumn(c Column, col *parquet.Column) (*pqColumn, error) {
 	}
 	kind := typ.Kind()
 	if kind == parquet.FixedLenByteArray {
-		pc.fixed = typ.Length()
+		pc.pages.fixed = typ.Length()
+		if pc.pages.fixed <= 0 || pc.pages.fixed > 1<<20 {
+			return nil, typeErr(typ.String() + " of length " + fmt.Sprint(pc.pages.fixed))
+		}
 	}
 	want := map[Column]string{
 		Loc:        "want a string (BYTE_ARRAY)",
@@ -395,6 +457,11 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 			continue
 		}
 		want := int(min(pr.left, int64(maxBatchRows-total)))
+		if len(pr.lists) > 0 {
+			// A row's lists may be large (up to maxListBytes each): take
+			// one row at a time, so that the batch stops at its budget.
+			want = 1
+		}
 		var n int
 		b.Buf, pr.spans[Loc], n, err = loc.take(b.Buf, pr.spans[Loc], want, budget)
 		if err != nil {
@@ -461,239 +528,244 @@ func (pr *ParquetReader) colErr(c *pqColumn, err error) error {
 	return fmt.Errorf("%s: row group %d, column %q: %w: %w", pr.name, pr.rg-1, c.name, ErrCorrupt, err)
 }
 
-// nextRowGroup opens the page readers of the next row group; io.EOF after the last.
+// nextRowGroup opens the column chunks of the next row group; io.EOF after
+// the last. A chunk must lie inside the file.
 func (pr *ParquetReader) nextRowGroup() error {
-	groups := pr.pf.RowGroups()
+	groups := pr.pf.Metadata().RowGroups
 	for pr.rg < len(groups) {
-		g := groups[pr.rg]
+		g := &groups[pr.rg]
 		pr.rg++
-		if g.NumRows() == 0 {
+		if g.NumRows < 0 {
+			return fmt.Errorf("%s: row group %d: %w: %d rows", pr.name, pr.rg-1, ErrCorrupt, g.NumRows)
+		}
+		if g.NumRows == 0 {
 			continue
 		}
-		chunks := g.ColumnChunks()
 		for _, c := range append(pr.cols[:], pr.extCols...) {
 			if c == nil {
 				continue
 			}
-			c.close()
-			i := c.leaf.Index()
-			if i < 0 || i >= len(chunks) {
-				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, ErrCorrupt)
+			if err := pr.openChunk(c, g, g.NumRows); err != nil {
+				return err
 			}
-			c.pages = chunks[i].Pages()
 		}
-		if err := pr.openLists(chunks); err != nil {
+		if err := pr.openLists(g); err != nil {
 			return err
 		}
-		pr.left = g.NumRows()
+		pr.left = g.NumRows
 		return nil
 	}
 	return io.EOF
 }
 
-func (c *pqColumn) close() {
-	c.release()
-	if c.pages != nil {
-		c.pages.Close()
-		c.pages = nil
+// openChunk starts c on its column chunk in row group g (pr.rg-1), which
+// holds at most values values (levels, for a list leaf; rows otherwise). The
+// chunk must lie inside the file.
+func (pr *ParquetReader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
+	i := c.leaf.Index()
+	if i < 0 || i >= len(g.Columns) {
+		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, ErrCorrupt)
 	}
-}
-
-func (c *pqColumn) release() {
-	if c.page != nil {
-		parquet.Release(c.page)
-		c.page = nil
+	md := &g.Columns[i].MetaData
+	start := md.DataPageOffset
+	if d := md.DictionaryPageOffset; d > 0 && d < start {
+		start = d
 	}
-	c.n, c.r, c.v = 0, 0, 0
-}
-
-// nextPage reads the next data page of the column chunk and checks that its
-// values and levels agree.
-func (c *pqColumn) nextPage() error {
-	c.release()
-	p, err := c.pages.ReadPage()
-	if err != nil {
-		return err
+	if start < 4 || md.TotalCompressedSize < 0 || md.TotalCompressedSize > pr.size-start {
+		return fmt.Errorf("%s: row group %d, column %q: %w: column chunk of %d bytes at %d in a file of %d bytes",
+			pr.name, pr.rg-1, c.name, ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 	}
-	c.page = p
-	c.n = int(p.NumValues())
-	c.def = nil
-	nonNull := c.n
-	if c.maxDef > 0 {
-		c.def = p.DefinitionLevels()
-		if len(c.def) != c.n {
-			return fmt.Errorf("page has %d definition levels for %d values", len(c.def), c.n)
-		}
-		nonNull = 0
-		for _, d := range c.def {
-			if d == c.maxDef {
-				nonNull++
-			}
-		}
-	}
-	data := p.Data()
-	c.idx = nil
-	if d := p.Dictionary(); d != nil {
-		c.idx = data.Int32()
-		if len(c.idx) < nonNull {
-			return fmt.Errorf("page has %d dictionary indexes for %d values", len(c.idx), nonNull)
-		}
-		data = d.Page().Data()
-	}
-	c.bytes, c.offs = nil, nil
-	switch c.kind {
-	case kindBytes:
-		c.bytes, c.offs = data.ByteArray()
-		c.nvals = max(len(c.offs)-1, 0)
-	case kindDecBytes:
-		if c.fixed > 0 {
-			c.bytes, _ = data.FixedLenByteArray()
-			c.nvals = len(c.bytes) / c.fixed
-		} else {
-			c.bytes, c.offs = data.ByteArray()
-			c.nvals = max(len(c.offs)-1, 0)
-		}
-	case kindInt96:
-		c.i96 = data.Int96()
-		c.nvals = len(c.i96)
-	case kindBool:
-		c.bits = data.Boolean()
-		c.nvals = 8 * len(c.bits)
-	case kindDate, kindDec32, kindInt32:
-		c.i32 = data.Int32()
-		c.nvals = len(c.i32)
-	case kindTimestamp, kindDec64, kindInt64:
-		c.i64 = data.Int64()
-		c.nvals = len(c.i64)
-	case kindFloat:
-		c.f32 = data.Float()
-		c.nvals = len(c.f32)
-	case kindDouble:
-		c.f64 = data.Double()
-		c.nvals = len(c.f64)
-	}
-	if c.offs != nil && (c.offs[0] > c.offs[len(c.offs)-1] || int(c.offs[len(c.offs)-1]) > len(c.bytes)) {
-		return errors.New("page value offsets out of range")
-	}
-	if c.idx == nil && c.nvals < nonNull {
-		return fmt.Errorf("page has %d values for %d non-null rows", c.nvals, nonNull)
-	}
+	c.page = pqPage{}
+	c.pages.reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
 	return nil
+}
+
+func (c *pqColumn) close() {
+	if c.pages.zs != nil {
+		c.pages.zs.Close()
+		c.pages.zs = nil
+	}
 }
 
 // take appends the next want rows of the column to buf, their spans to
 // spans, and reports how many it took: fewer than want when budget >= 0 and
-// buf reached budget bytes, or when the column chunk ended (io.EOF).
+// buf reached budget bytes, or when the column chunk ended (io.EOF). Every
+// turn of its loop delivers rows or reads a page (which consumes bytes of
+// the chunk), so it ends.
 func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []span, int, error) {
 	took := 0
+	pg := &c.page
+	p := &c.pages
 	for took < want {
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
-		if c.r == c.n {
-			if err := c.nextPage(); err != nil {
+		if pg.r == pg.n {
+			if err := p.next(pg, c.maxDef, 0); err != nil {
 				return buf, spans, took, err
 			}
 			continue
 		}
-		k := min(want-took, c.n-c.r)
-		if c.kind == kindBytes && c.idx == nil && c.def == nil {
+		k := min(want-took, pg.n-pg.r)
+		if c.kind == kindBytes && !pg.hasDef && pg.enc == encPlain && !pg.dict {
 			// The hot path: a required plain string column.
+			vals := pg.vals
+			at := pg.vp
 			for range k {
-				s, e := c.offs[c.v], c.offs[c.v+1]
-				if s > e {
-					return buf, spans, took, errors.New("page value offsets out of order")
+				if len(vals)-at < 4 {
+					return buf, spans, took, errors.New("page has fewer values than rows")
+				}
+				l := binary.LittleEndian.Uint32(vals[at:])
+				if uint64(l) > uint64(len(vals)-at-4) {
+					return buf, spans, took, errors.New("value longer than its page")
 				}
 				start := len(buf)
-				buf = append(buf, c.bytes[s:e]...)
+				buf = append(buf, vals[at+4:at+4+int(l)]...)
 				spans = append(spans, span{uint32(start), uint32(len(buf))})
-				c.v++
-				c.r++
+				at += 4 + int(l)
+				pg.r++
 				took++
 				if budget >= 0 && len(buf) >= budget {
 					break
 				}
 			}
+			pg.vp = at
 			continue
 		}
-		for range k {
-			if c.def != nil && c.def[c.r] != c.maxDef {
-				spans = append(spans, nullSpan)
-			} else {
-				vi := c.v
-				if c.idx != nil {
-					vi = int(c.idx[c.v])
-				}
-				if vi < 0 || vi >= c.nvals {
-					return buf, spans, took, fmt.Errorf("value index %d out of range (%d values)", vi, c.nvals)
-				}
-				c.v++
-				start := len(buf)
-				var err error
-				if buf, err = c.appendValue(buf, vi); err != nil {
+		if c.kind == kindBytes && !pg.hasDef && pg.enc == encDeltaLen {
+			// A required string column as parquet-go writes it.
+			vals := pg.vals
+			at := pg.vp
+			for range k {
+				l, err := pg.lens.next()
+				if err != nil {
 					return buf, spans, took, err
 				}
+				if uint64(l) > uint64(len(vals)-at) {
+					return buf, spans, took, errors.New("value longer than its page")
+				}
+				start := len(buf)
+				buf = append(buf, vals[at:at+int(l)]...)
 				spans = append(spans, span{uint32(start), uint32(len(buf))})
+				at += int(l)
+				pg.r++
+				took++
+				if budget >= 0 && len(buf) >= budget {
+					break
+				}
 			}
-			c.r++
-			took++
-			if budget >= 0 && len(buf) >= budget {
-				break
+			pg.vp = at
+			continue
+		}
+		k = min(k, levelBlock)
+		if budget >= 0 && (pg.hasDef || pg.dict) {
+			k = min(k, 64) // levels and indexes decoded ahead are not given back
+		}
+		var lv []uint32
+		nonNull := k
+		if pg.hasDef {
+			lv = c.lv[:k]
+			if err := pg.levels.read(lv); err != nil {
+				return buf, spans, took, err
+			}
+			def := uint32(c.maxDef)
+			nonNull = 0
+			for _, l := range lv {
+				if l == def {
+					nonNull++
+				}
 			}
 		}
+		var ix []uint32
+		if pg.dict {
+			ix = c.ix[:nonNull]
+			if err := pg.idx.read(ix); err != nil {
+				return buf, spans, took, err
+			}
+		}
+		j := 0
+		for i := range k {
+			if lv != nil && lv[i] != uint32(c.maxDef) {
+				spans = append(spans, nullSpan)
+				continue
+			}
+			var v []byte
+			var err error
+			if ix != nil {
+				v, err = p.dictValue(ix[j])
+				j++
+			} else {
+				v, err = p.value(pg)
+			}
+			if err != nil {
+				return buf, spans, took, err
+			}
+			start := len(buf)
+			buf = c.appendValue(buf, v)
+			spans = append(spans, span{uint32(start), uint32(len(buf))})
+		}
+		pg.r += k
+		took += k
 	}
 	return buf, spans, took, nil
 }
 
-// appendValue appends value vi of the page (or dictionary) as text.
-func (c *pqColumn) appendValue(buf []byte, vi int) ([]byte, error) {
+// appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
+// without its length; of the size of its type otherwise), as text.
+func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
+	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.fixed == 0 || len(v) > 12 {
+		return c.formatValue(buf, v)
+	}
+	if c.texts == nil {
+		c.texts = new(textCache)
+	}
+	lo, hi, e := c.texts.slot(v)
+	if e.ok && e.lo == lo && e.hi == hi {
+		return append(buf, e.text[:e.n]...)
+	}
+	start := len(buf)
+	buf = c.formatValue(buf, v)
+	if t := buf[start:]; len(t) <= len(e.text) {
+		e.lo, e.hi, e.ok, e.n = lo, hi, true, uint8(copy(e.text[:], t))
+	}
+	return buf
+}
+
+// formatValue appends v as text.
+func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
+	le := binary.LittleEndian
 	switch c.kind {
 	case kindBytes:
-		s, e := c.offs[vi], c.offs[vi+1]
-		if s > e {
-			return buf, errors.New("page value offsets out of order")
-		}
-		return append(buf, c.bytes[s:e]...), nil
+		return append(buf, v...)
 	case kindDate:
-		return appendDate(buf, int64(c.i32[vi])), nil
+		return appendDate(buf, int64(int32(le.Uint32(v))))
 	case kindTimestamp:
-		return appendTimestamp(buf, c.i64[vi], c.perSec, c.utc), nil
+		return appendTimestamp(buf, int64(le.Uint64(v)), c.perSec, c.utc)
 	case kindInt96:
-		v := c.i96[vi]
-		nanos := int64(uint64(v[1])<<32 | uint64(v[0]))
-		days := int64(v[2])
+		nanos := int64(le.Uint64(v))
+		days := int64(int32(le.Uint32(v[8:])))
 		const julianEpoch = 2440588 // the Julian day of 1970-01-01
-		return appendTimestamp(buf, (days-julianEpoch)*86400*unitNanos+nanos, unitNanos, true), nil
+		return appendTimestamp(buf, (days-julianEpoch)*86400*unitNanos+nanos, unitNanos, true)
 	case kindFloat:
-		return appendFloat(buf, float64(c.f32[vi]), 32), nil
+		return appendFloat(buf, float64(math.Float32frombits(le.Uint32(v))), 32)
 	case kindDouble:
-		return appendFloat(buf, c.f64[vi], 64), nil
+		return appendFloat(buf, math.Float64frombits(le.Uint64(v)), 64)
 	case kindDec32:
-		return appendDecimal(buf, int64(c.i32[vi]), c.scale), nil
-	case kindInt32:
-		return strconv.AppendInt(buf, int64(c.i32[vi]), 10), nil
-	case kindInt64:
-		return strconv.AppendInt(buf, c.i64[vi], 10), nil
-	case kindBool:
-		return strconv.AppendBool(buf, c.bits[vi>>3]&(1<<(vi&7)) != 0), nil
+		return appendDecimal(buf, int64(int32(le.Uint32(v))), c.scale)
 	case kindDec64:
-		return appendDecimal(buf, c.i64[vi], c.scale), nil
+		return appendDecimal(buf, int64(le.Uint64(v)), c.scale)
+	case kindInt32:
+		return strconv.AppendInt(buf, int64(int32(le.Uint32(v))), 10)
+	case kindInt64:
+		return strconv.AppendInt(buf, int64(le.Uint64(v)), 10)
+	case kindBool:
+		return strconv.AppendBool(buf, v[0] != 0)
 	case kindDecBytes:
-		var raw []byte
-		if c.offs == nil {
-			raw = c.bytes[vi*c.fixed : (vi+1)*c.fixed]
-		} else {
-			s, e := c.offs[vi], c.offs[vi+1]
-			if s > e {
-				return buf, errors.New("page value offsets out of order")
-			}
-			raw = c.bytes[s:e]
-		}
-		v, ok := bigEndianInt(raw)
+		n, ok := bigEndianInt(v)
 		if !ok {
-			return append(buf, invalidNumber...), nil
+			return append(buf, invalidNumber...)
 		}
-		return appendDecimal(buf, v, c.scale), nil
+		return appendDecimal(buf, n, c.scale)
 	}
-	return buf, nil
+	return buf
 }

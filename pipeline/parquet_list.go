@@ -29,13 +29,27 @@ type pqList struct {
 
 // pqLeaf is one leaf column of a list: the values of an images list, or a
 // field of the struct of an alternates or videos list (video tag: a list in
-// the list, one repetition level deeper).
+// the list, one repetition level deeper). Its pages go through the same
+// bounded decoder as flat columns (pqpage.go): repetition and definition
+// levels, and dictionary indexes, are decoded a block of levelBlock entries
+// at a time into the leaf's fixed buffers, values one at a time from the
+// page.
 type pqLeaf struct {
 	*pqColumn
-	tag  byte   // record field tag; 0 for the values of an images list
-	reps []byte // repetition levels of the page
-	eof  bool   // the column chunk has no more pages
+	tag    byte // record field tag; 0 for the values of an images list
+	maxRep byte
+	reps   [levelBlock]uint32 // repetition levels of the block (definition levels: lv, indexes: ix)
+	bi, bn int                // next entry of the block, entries in the block
+	vi     int                // next dictionary index of the block
+	open   bool               // a column chunk is open
+	eof    bool               // the column chunk has no more pages
 }
+
+// maxListBytes bounds one row's packed list: a corrupt file can repeat a
+// dictionary value millions of times in a few bytes of RLE indexes. (A
+// sitemap file holds at most 50 MB; no URL's images, alternates or videos
+// come near.)
+const maxListBytes = 4 << 20
 
 // addList maps the list column col, of kind k, as the next extension column.
 func (pr *ParquetReader) addList(x encode.ExtColumn, col *parquet.Column) error {
@@ -89,7 +103,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 		if err != nil {
 			return nil, typeErr("a list of " + pqDescribe(elem))
 		}
-		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc})
+		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, maxRep: byte(elem.MaxRepetitionLevel())})
 		return pl, nil
 	}
 	if elem.Leaf() {
@@ -114,7 +128,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 		if err != nil {
 			return nil, fmt.Errorf("column %q, field %q: %w", col.Name(), f.Name(), err)
 		}
-		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, tag: tag})
+		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, tag: tag, maxRep: byte(leaf.MaxRepetitionLevel())})
 	}
 	if len(pl.leaves) == 0 {
 		return nil, typeErr("a list of a struct with no field sitemapgen knows (" + strings.Join(columnNames(elem.Columns()), ", ") + ")")
@@ -138,6 +152,15 @@ func pqDescribe(c *parquet.Column) string {
 // and TIMESTAMP for dates, integers for duration and view count, BOOLEAN
 // for the yes/no elements, FLOAT and DOUBLE for the rating.
 func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
+	pc, err := newListLeafKind(like, col)
+	if err != nil {
+		return nil, err
+	}
+	pc.setPages()
+	return pc, nil
+}
+
+func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
 	pc := &pqColumn{field: Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typ := col.Type()
 	var lt format.LogicalTypeValue
@@ -206,26 +229,34 @@ func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
 	return nil, fmt.Errorf("%w %s; want %s", ErrColumnType, typ, want)
 }
 
-// openLists opens the page readers of the list columns in a row group.
-func (pr *ParquetReader) openLists(chunks []parquet.ColumnChunk) error {
+// openLists opens the column chunks of the list columns in row group g
+// (pr.rg-1). A leaf's page values (level entries) are bounded by its chunk's
+// num_values, itself bounded like the rows of the file (maxRowsPerByte).
+func (pr *ParquetReader) openLists(g *format.RowGroup) error {
 	for _, pl := range pr.lists {
 		if pl == nil {
 			continue
 		}
 		for _, l := range pl.leaves {
-			l.close()
-			l.eof, l.reps = false, nil
+			l.open, l.eof, l.bi, l.bn, l.vi = false, false, 0, 0, 0
 			i := l.leaf.Index()
-			if i < 0 || i >= len(chunks) {
+			if i < 0 || i >= len(g.Columns) {
 				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, l.name, ErrCorrupt)
 			}
-			l.pages = chunks[i].Pages()
+			nv := g.Columns[i].MetaData.NumValues
+			if nv < 0 || nv > maxRowsPerByte*pr.size {
+				return fmt.Errorf("%s: row group %d, column %q: %w: column chunk claims %d values in a file of %d bytes", pr.name, pr.rg-1, l.name, ErrCorrupt, nv, pr.size)
+			}
+			if err := pr.openChunk(l.pqColumn, g, nv); err != nil {
+				return err
+			}
+			l.open = true
 		}
 	}
 	return nil
 }
 
-// closeLists releases the list columns' pages.
+// closeLists releases the list columns' decoders.
 func (pr *ParquetReader) closeLists() {
 	for _, pl := range pr.lists {
 		if pl != nil {
@@ -253,58 +284,101 @@ func (pr *ParquetReader) takeList(x int, buf []byte, spans []span, n int) ([]byt
 
 var errRowStart = errors.New("a row does not start at repetition level 0")
 
-// ready makes the leaf's next level entry current, reading pages as
-// needed; it reports false at the end of the column chunk.
+// ready makes the leaf's next level entry current, decoding the next block
+// of levels (and reading the next page) as needed; it reports false at the
+// end of the column chunk. Each turn of its loop reads a page (consuming
+// bytes of the chunk) or decodes a non-empty block of the page.
 func (l *pqLeaf) ready() (bool, error) {
-	for l.r == l.n {
-		if l.eof || l.pages == nil {
+	for l.bi == l.bn {
+		if l.eof || !l.open {
 			return false, nil
 		}
-		if err := l.nextPage(); err != nil {
-			if err == io.EOF {
-				l.eof = true
-				return false, nil
+		pg := &l.page
+		if pg.r == pg.n {
+			if err := l.pages.next(pg, l.maxDef, l.maxRep); err != nil {
+				if err == io.EOF {
+					l.eof = true
+					return false, nil
+				}
+				return false, err
 			}
+			continue
+		}
+		k := min(levelBlock, pg.n-pg.r)
+		reps := l.reps[:k]
+		if err := pg.reps.read(reps); err != nil {
 			return false, err
 		}
-		l.reps = l.page.RepetitionLevels()
-		if len(l.reps) != l.n {
-			return false, fmt.Errorf("page has %d repetition levels for %d values", len(l.reps), l.n)
+		for _, r := range reps {
+			if r > uint32(l.maxRep) {
+				return false, fmt.Errorf("repetition level %d above the column's %d", r, l.maxRep)
+			}
 		}
+		nonNull := k
+		if pg.hasDef {
+			defs := l.lv[:k]
+			if err := pg.levels.read(defs); err != nil {
+				return false, err
+			}
+			nonNull = 0
+			for _, d := range defs {
+				switch {
+				case d == uint32(l.maxDef):
+					nonNull++
+				case d > uint32(l.maxDef):
+					return false, fmt.Errorf("definition level %d above the column's %d", d, l.maxDef)
+				}
+			}
+		}
+		if pg.dict {
+			if err := pg.idx.read(l.ix[:nonNull]); err != nil {
+				return false, err
+			}
+		}
+		pg.r += k
+		l.bi, l.bn, l.vi = 0, k, 0
 	}
 	return true, nil
+}
+
+// rep is the repetition level of the current entry (ready must be true).
+func (l *pqLeaf) rep() uint32 { return l.reps[l.bi] }
+
+// def is the definition level of the current entry (ready must be true).
+func (l *pqLeaf) def() byte {
+	if !l.page.hasDef {
+		return l.maxDef
+	}
+	return byte(l.lv[l.bi])
 }
 
 // take consumes the current entry, appending its value to buf, packed
 // (as a record field when l.tag != 0), unless it is null.
 func (l *pqLeaf) take(buf []byte) ([]byte, error) {
-	d := l.maxDef
-	if l.def != nil {
-		d = l.def[l.r]
-	}
-	l.r++
+	d := l.def()
+	l.bi++
 	if d != l.maxDef {
 		return buf, nil
 	}
-	vi := l.v
-	if l.idx != nil {
-		if l.v >= len(l.idx) {
-			return buf, errors.New("page has too few dictionary indexes")
-		}
-		vi = int(l.idx[l.v])
+	var v []byte
+	var err error
+	if l.page.dict {
+		v, err = l.pages.dictValue(l.ix[l.vi])
+		l.vi++
+	} else {
+		v, err = l.pages.value(&l.page)
 	}
-	if vi < 0 || vi >= l.nvals {
-		return buf, fmt.Errorf("value index %d out of range (%d values)", vi, l.nvals)
+	if err != nil {
+		return buf, err
 	}
-	l.v++
 	var at int
 	if l.tag != 0 {
 		buf, at = encode.OpenField(buf, l.tag)
 	} else {
 		buf, at = encode.OpenPacked(buf)
 	}
-	buf, err := l.appendValue(buf, vi)
-	return encode.ClosePacked(buf, at), err
+	buf = l.appendValue(buf, v)
+	return encode.ClosePacked(buf, at), nil
 }
 
 // takeRow appends the packed list of the next row to buf: the values of
@@ -318,18 +392,15 @@ func (pl *pqList) takeRow(buf []byte) ([]byte, error) {
 		if !ok {
 			return buf, io.ErrUnexpectedEOF
 		}
-		if l.reps[l.r] != 0 {
+		if l.rep() != 0 {
 			return buf, errRowStart
 		}
 	}
+	row := len(buf)
 	drv := pl.leaves[0] // every leaf has an entry for each element; the first decides
 	for {
 		// One element, or the one entry of a null or empty list.
-		d := drv.maxDef
-		if drv.def != nil {
-			d = drv.def[drv.r]
-		}
-		has := d >= pl.repDef
+		has := drv.def() >= pl.repDef
 		mark, at := len(buf), 0
 		record := has && pl.kind != encode.ExtImageList
 		if record {
@@ -349,11 +420,14 @@ func (pl *pqList) takeRow(buf []byte) ([]byte, error) {
 					}
 					break
 				}
-				if !first && l.reps[l.r] <= pl.rep {
+				if !first && l.rep() <= uint32(pl.rep) {
 					break
 				}
 				if buf, err = l.take(buf); err != nil {
 					return buf, err
+				}
+				if len(buf)-row > maxListBytes {
+					return buf, fmt.Errorf("a row's list is longer than %d bytes", maxListBytes)
 				}
 			}
 		}
@@ -367,7 +441,7 @@ func (pl *pqList) takeRow(buf []byte) ([]byte, error) {
 		if err != nil {
 			return buf, err
 		}
-		if !ok || drv.reps[drv.r] != pl.rep {
+		if !ok || drv.rep() != uint32(pl.rep) {
 			return buf, nil
 		}
 	}

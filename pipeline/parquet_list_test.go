@@ -327,3 +327,62 @@ func TestParquetListAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per batch of %d rows with list columns, want 0", a, b.Len())
 	}
 }
+
+// TestParquetListEncodingsCodecs reads the list columns through the page
+// decoder under other encodings and codecs than the writer's defaults:
+// DELTA_BYTE_ARRAY / DELTA_LENGTH_BYTE_ARRAY strings, DELTA_BINARY_PACKED
+// integers, RLE booleans, compressed pages, both data page versions. The
+// sitemap must be the same.
+func TestParquetListEncodingsCodecs(t *testing.T) {
+	rows, want := listTestRows(120)
+	for _, v := range []int{1, 2} {
+		for _, c := range []struct {
+			name string
+			opts []parquet.WriterOption
+		}{
+			{"delta strings, snappy", []parquet.WriterOption{parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.DeltaByteArray), parquet.Compression(&parquet.Snappy)}},
+			{"delta length strings, RLE booleans, zstd", []parquet.WriterOption{parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.DeltaLengthByteArray), parquet.DefaultEncodingFor(parquet.Boolean, &parquet.RLE), parquet.Compression(&parquet.Zstd)}},
+			{"delta integers, gzip", []parquet.WriterOption{parquet.DefaultEncodingFor(parquet.Int32, &parquet.DeltaBinaryPacked), parquet.DefaultEncodingFor(parquet.Int64, &parquet.DeltaBinaryPacked), parquet.Compression(&parquet.Gzip)}},
+		} {
+			t.Run(fmt.Sprintf("v%d %s", v, c.name), func(t *testing.T) {
+				in := writeListParquet(t, "lists.parquet", rows, append(c.opts, parquet.DataPageVersion(v))...)
+				_, set, dir := runTo(t, Config{Inputs: []string{in}})
+				xmltest.ValidateDir(t, dir)
+				checkEntries(t, urlEntries(set), want)
+			})
+		}
+	}
+}
+
+// TestParquetListBounded: a row's list is bounded (maxListBytes) whatever
+// the file repeats; here one dictionary value of 4 KiB, 1,100 times, in a
+// file of a few KiB.
+func TestParquetListBounded(t *testing.T) {
+	type row struct {
+		Loc    string    `parquet:"loc"`
+		Images []*string `parquet:"images,optional,list" parquet-element:",optional,dict"`
+	}
+	big := "https://www.example.com/" + strings.Repeat("a", 4<<10)
+	r := row{Loc: "https://www.example.com/"}
+	for range 1100 {
+		r.Images = append(r.Images, &big)
+	}
+	in := writeListParquet(t, "big.parquet", []row{r}, parquet.Compression(&parquet.Zstd))
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 64<<10 {
+		t.Fatalf("file of %d bytes; want a small one", len(data))
+	}
+	pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "big.parquet", ColumnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	var b Batch
+	err = pr.Fill(&b, 0)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("Fill: %v; want a list longer than %d bytes refused", err, maxListBytes)
+	}
+}

@@ -1,0 +1,895 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
+)
+
+// The pages of a column chunk are read here rather than by parquet-go, so
+// that nothing a corrupt file claims is trusted before it is checked
+// against the bytes that are really there: parquet-go allocates what a page
+// header or a run-length header says (an RLE run of 2^31 levels costs it
+// 2 GiB, a few bytes of input each), which made a fuzzed 6 KiB file take
+// gigabytes and minutes. Here every page must lie inside its column chunk,
+// every count is bounded by the rows of the row group, decompressed pages
+// grow with the output really produced, levels and dictionary indexes are
+// decoded a block at a time into small buffers, and every loop consumes
+// input or delivers a row. It also reads faster: the dictionary of a chunk
+// is decoded once, and values go from the page straight into the batch.
+
+// maxPageSize bounds a page's uncompressed size (a whole row group's
+// dictionary fits: 1M URLs of 200 bytes).
+const maxPageSize = 256 << 20
+
+// maxPageHeader bounds a page header (statistics included).
+const maxPageHeader = 1 << 20
+
+// levelBlock is how many levels or indexes are decoded at a time.
+const levelBlock = 1024
+
+// Parquet encodings and page types (format's numbers).
+const (
+	encPlain     = 0
+	encPlainDict = 2
+	encRLE       = 3
+	encBitPacked = 4
+	encDeltaBP   = 5
+	encDeltaLen  = 6
+	encDeltaBA   = 7
+	encRLEDict   = 8
+
+	pageData   = 0
+	pageIndex  = 1
+	pageDict   = 2
+	pageDataV2 = 3
+)
+
+// pageHeader is what is read of a Parquet PageHeader.
+type pageHeader struct {
+	typ              int32
+	uncompressed     int32
+	compressed       int32
+	numValues        int32
+	encoding         int32
+	defEncoding      int32
+	repEncoding      int32
+	defLen, repLen   int32 // V2
+	compressedV2     bool  // V2: is_compressed (default true)
+	hasData, hasDict bool
+}
+
+func readPageHeader(b []byte) (h pageHeader, n int, err error) {
+	r := thriftReader{b: b}
+	h.compressedV2 = true
+	var last int16
+	for {
+		id, t, err := r.field(&last)
+		if err != nil {
+			return h, 0, err
+		}
+		if t == tStop {
+			return h, r.p, nil
+		}
+		switch {
+		case id == 1 && t == tI32:
+			h.typ, err = r.i32()
+		case id == 2 && t == tI32:
+			h.uncompressed, err = r.i32()
+		case id == 3 && t == tI32:
+			h.compressed, err = r.i32()
+		case (id == 5 || id == 7 || id == 8) && t == tStruct:
+			err = h.readSub(&r, id)
+		default:
+			err = r.skip(t, 1)
+		}
+		if err != nil {
+			return h, 0, err
+		}
+	}
+}
+
+// readSub reads a DataPageHeader (5), DictionaryPageHeader (7) or
+// DataPageHeaderV2 (8).
+func (h *pageHeader) readSub(r *thriftReader, which int16) error {
+	if which == 7 {
+		h.hasDict = true
+	} else {
+		h.hasData = true
+	}
+	var last int16
+	for {
+		id, t, err := r.field(&last)
+		if err != nil {
+			return err
+		}
+		if t == tStop {
+			return nil
+		}
+		switch {
+		case id == 1 && t == tI32:
+			h.numValues, err = r.i32()
+		case which == 5 && id == 2 && t == tI32, which == 7 && id == 2 && t == tI32, which == 8 && id == 4 && t == tI32:
+			h.encoding, err = r.i32()
+		case which == 5 && id == 3 && t == tI32:
+			h.defEncoding, err = r.i32()
+		case which == 5 && id == 4 && t == tI32:
+			h.repEncoding, err = r.i32()
+		case which == 8 && id == 5 && t == tI32:
+			h.defLen, err = r.i32()
+		case which == 8 && id == 6 && t == tI32:
+			h.repLen, err = r.i32()
+		case which == 8 && id == 7 && (t == tTrue || t == tFalse):
+			h.compressedV2 = t == tTrue
+		default:
+			err = r.skip(t, 2)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// pqPages reads the pages of one column chunk.
+type pqPages struct {
+	ra    io.ReaderAt
+	off   int64 // where the rest of the chunk starts in ra
+	left  int64 // bytes of the chunk not read yet
+	hdr   []byte
+	rows  int64 // rows of the row group (level entries of a list leaf) not yet in a page
+	codec format.CompressionCodec
+	kind  valueKind
+	fixed int // value size in bytes; 0 for BYTE_ARRAY
+
+	raw   []byte // the compressed page
+	plain []byte // the decompressed page (reused)
+	gz    *gzip.Reader
+	zs    *zstd.Decoder
+	br2   *brotli.Reader
+
+	// The dictionary of the chunk: value i is dict[doffs[i]:doffs[i+1]],
+	// a BYTE_ARRAY's with its 4-byte length in front.
+	dict    []byte
+	doffs   []uint32
+	hasDict bool
+
+	prev []byte // the last DELTA_BYTE_ARRAY value
+}
+
+// reset starts on the column chunk of size bytes at off in ra, holding rows rows.
+func (p *pqPages) reset(ra io.ReaderAt, off, size, rows int64, codec format.CompressionCodec) {
+	p.ra, p.off, p.left, p.rows, p.codec = ra, off, size, rows, codec
+	p.hasDict = false
+}
+
+// readAt reads len(b) bytes of the chunk at its offset at.
+func (p *pqPages) readAt(b []byte, at int64) error {
+	n, err := p.ra.ReadAt(b, at)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// page is one decoded data page, read a block at a time.
+type pqPage struct {
+	n, r   int // values (rows; level entries of a list leaf) in the page, taken
+	levels hybrid
+	reps   hybrid // repetition levels (list leaves)
+	hasDef bool
+	dict   bool
+	idx    hybrid
+	enc    int32  // encoding of the values
+	vals   []byte // plain values; the bytes of DELTA_(LENGTH_)BYTE_ARRAY
+	vp     int    // next of vals
+	lens   delta  // DELTA_LENGTH_BYTE_ARRAY lengths, DELTA_BYTE_ARRAY suffix lengths
+	prefix delta  // DELTA_BYTE_ARRAY prefix lengths
+	ints   delta  // DELTA_BINARY_PACKED values
+	num    [8]byte
+	bools  hybrid // RLE-encoded BOOLEAN values
+	bit    [1]uint32
+}
+
+// next reads the next data page into pg, of a column of the given maximum
+// definition and repetition levels; it reads the dictionary page first when
+// there is one. io.EOF when the chunk has no more pages.
+func (p *pqPages) next(pg *pqPage, maxDef, maxRep byte) error {
+	for {
+		if p.left <= 0 {
+			return io.EOF
+		}
+		// The header, and the start of the page, in one read; a header
+		// with large statistics takes another.
+		var h pageHeader
+		var hn int
+		for n := int(min(p.left, 8<<10)); ; n = int(min(p.left, int64(n)*16, maxPageHeader)) {
+			p.hdr = growTo(p.hdr, n)
+			if err := p.readAt(p.hdr, p.off); err != nil {
+				return err
+			}
+			var err error
+			h, hn, err = readPageHeader(p.hdr)
+			if err == nil {
+				break
+			}
+			if err != io.ErrUnexpectedEOF || int64(n) == p.left || n == maxPageHeader {
+				return fmt.Errorf("page header: %w", err)
+			}
+		}
+		p.off += int64(hn)
+		p.left -= int64(hn)
+		if h.compressed < 0 || int64(h.compressed) > p.left {
+			return fmt.Errorf("page of %d bytes in the %d bytes left of the column chunk", h.compressed, p.left)
+		}
+		if h.uncompressed < 0 || h.uncompressed > maxPageSize {
+			return fmt.Errorf("page of %d bytes uncompressed (the limit is %d)", h.uncompressed, maxPageSize)
+		}
+		if h.numValues < 0 {
+			return fmt.Errorf("page of %d values", h.numValues)
+		}
+		p.raw = growTo(p.raw, int(h.compressed))
+		got := copy(p.raw, p.hdr[hn:])
+		if err := p.readAt(p.raw[got:], p.off+int64(got)); err != nil {
+			return err
+		}
+		p.off += int64(h.compressed)
+		p.left -= int64(h.compressed)
+		switch h.typ {
+		case pageDict:
+			if !h.hasDict || p.hasDict {
+				return errors.New("unexpected dictionary page")
+			}
+			if err := p.readDict(&h); err != nil {
+				return fmt.Errorf("dictionary page: %w", err)
+			}
+		case pageData, pageDataV2:
+			if !h.hasData {
+				return errors.New("data page without its header")
+			}
+			if int64(h.numValues) > p.rows {
+				return fmt.Errorf("page of %d values where the column chunk has %d left", h.numValues, p.rows)
+			}
+			if err := p.readData(&h, pg, maxDef, maxRep); err != nil {
+				return fmt.Errorf("data page: %w", err)
+			}
+			p.rows -= int64(h.numValues)
+			if pg.n > 0 {
+				return nil
+			}
+		}
+		// Index pages and unknown page types are skipped.
+	}
+}
+
+func growTo(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// decompress returns src uncompressed, of size bytes.
+func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
+	var err error
+	dst := p.plain[:0]
+	switch p.codec {
+	case format.Uncompressed:
+		if len(src) != size {
+			return nil, fmt.Errorf("page of %d bytes says %d uncompressed", len(src), size)
+		}
+		return src, nil
+	case format.Snappy:
+		n, derr := snappy.DecodedLen(src)
+		if derr != nil || n != size {
+			return nil, fmt.Errorf("snappy: %d bytes, want %d: %v", n, size, derr)
+		}
+		dst = growTo(p.plain, n)
+		dst, err = snappy.Decode(dst, src)
+	case format.Lz4Raw:
+		// An LZ4 block expands at most 255 times.
+		if int64(size) > 255*int64(len(src))+64 {
+			return nil, fmt.Errorf("lz4: %d bytes cannot hold %d", len(src), size)
+		}
+		dst = growTo(p.plain, size)
+		var n int
+		n, err = lz4.UncompressBlock(src, dst)
+		dst = dst[:n]
+	case format.Gzip:
+		if p.gz == nil {
+			p.gz, err = gzip.NewReader(bytes.NewReader(src))
+		} else {
+			err = p.gz.Reset(bytes.NewReader(src))
+		}
+		if err == nil {
+			dst, err = readUpTo(dst, p.gz, size)
+		}
+	case format.Brotli:
+		if p.br2 == nil {
+			p.br2 = brotli.NewReader(bytes.NewReader(src))
+		} else {
+			err = p.br2.Reset(bytes.NewReader(src))
+		}
+		if err == nil {
+			dst, err = readUpTo(dst, p.br2, size)
+		}
+	case format.Zstd:
+		if p.zs == nil {
+			p.zs, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPageSize), zstd.WithDecoderLowmem(true))
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err = p.zs.Reset(bytes.NewReader(src)); err == nil {
+			dst, err = readUpTo(dst, p.zs, size)
+		}
+	default:
+		return nil, fmt.Errorf("compression %s not supported", p.codec)
+	}
+	if cap(dst) > cap(p.plain) {
+		p.plain = dst[:0]
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.codec, err)
+	}
+	if len(dst) != size {
+		return nil, fmt.Errorf("%s: %d bytes uncompressed, the page says %d", p.codec, len(dst), size)
+	}
+	return dst, nil
+}
+
+// readUpTo appends what r yields to dst, failing when it is more than size
+// bytes; dst grows with what is read, not with what the page claims.
+func readUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			if len(dst) > size {
+				return dst, fmt.Errorf("more than the %d bytes the page says", size)
+			}
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			if len(dst) > size {
+				return dst, fmt.Errorf("more than the %d bytes the page says", size)
+			}
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// readDict decodes the PLAIN dictionary page into p.dict and p.doffs.
+func (p *pqPages) readDict(h *pageHeader) error {
+	if h.encoding != encPlain && h.encoding != encPlainDict {
+		return fmt.Errorf("dictionary encoding %s not supported", format.Encoding(h.encoding))
+	}
+	if p.kind == kindBool {
+		return errors.New("dictionary of BOOLEAN values")
+	}
+	data, err := p.decompress(p.raw, int(h.uncompressed))
+	if err != nil {
+		return err
+	}
+	n := int(h.numValues)
+	size := max(p.fixed, 4)
+	if n > len(data)/size {
+		return fmt.Errorf("%d values in %d bytes", n, len(data))
+	}
+	p.dict = append(p.dict[:0], data...)
+	p.doffs = p.doffs[:0]
+	at := 0
+	for range n {
+		p.doffs = append(p.doffs, uint32(at))
+		l := p.fixed
+		if l == 0 {
+			if len(p.dict)-at < 4 {
+				return io.ErrUnexpectedEOF
+			}
+			l = 4 + int(binary.LittleEndian.Uint32(p.dict[at:]))
+		}
+		if l < 0 || l > len(p.dict)-at {
+			return io.ErrUnexpectedEOF
+		}
+		at += l
+	}
+	p.doffs = append(p.doffs, uint32(at))
+	p.hasDict = true
+	return nil
+}
+
+// readData sets pg up to read the data page p.raw.
+func (p *pqPages) readData(h *pageHeader, pg *pqPage, maxDef, maxRep byte) error {
+	*pg = pqPage{n: int(h.numValues), hasDef: maxDef > 0}
+	body := p.raw
+	var levels, reps []byte
+	if h.typ == pageDataV2 {
+		if h.defLen < 0 || h.repLen < 0 || int64(h.defLen)+int64(h.repLen) > int64(len(body)) {
+			return fmt.Errorf("levels of %d+%d bytes in a page of %d", h.repLen, h.defLen, len(body))
+		}
+		reps = body[:h.repLen]
+		levels = body[h.repLen : h.repLen+h.defLen]
+		body = body[h.repLen+h.defLen:]
+		size := int(h.uncompressed) - int(h.repLen+h.defLen)
+		if h.compressedV2 {
+			var err error
+			if body, err = p.decompress(body, size); err != nil {
+				return err
+			}
+		} else if len(body) != size {
+			return fmt.Errorf("page of %d bytes says %d", len(body), size)
+		}
+	} else {
+		var err error
+		if body, err = p.decompress(body, int(h.uncompressed)); err != nil {
+			return err
+		}
+		// Repetition levels, then definition levels, each an RLE/bit-packed
+		// hybrid after its 4-byte length.
+		if maxRep > 0 {
+			if h.repEncoding != encRLE {
+				return fmt.Errorf("repetition level encoding %s not supported", format.Encoding(h.repEncoding))
+			}
+			if reps, body, err = levelBytes(body, "repetition levels"); err != nil {
+				return err
+			}
+		}
+		if maxDef > 0 {
+			if h.defEncoding != encRLE {
+				return fmt.Errorf("definition level encoding %s not supported", format.Encoding(h.defEncoding))
+			}
+			if levels, body, err = levelBytes(body, "definition levels"); err != nil {
+				return err
+			}
+		}
+	}
+	if maxDef > 0 {
+		pg.levels.reset(levels, bits.Len8(maxDef))
+	}
+	if maxRep > 0 {
+		pg.reps.reset(reps, bits.Len8(maxRep))
+	}
+	switch h.encoding {
+	case encPlain:
+		pg.vals = body
+	case encRLE:
+		// BOOLEAN values only: a 4-byte length, then the hybrid of width 1.
+		if p.kind != kindBool {
+			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.kindName())
+		}
+		bools, _, err := levelBytes(body, "BOOLEAN values")
+		if err != nil {
+			return err
+		}
+		pg.bools.reset(bools, 1)
+	case encPlainDict, encRLEDict:
+		if !p.hasDict {
+			return errors.New("dictionary-encoded page without a dictionary")
+		}
+		if len(body) < 1 || body[0] > 32 {
+			return errors.New("bad dictionary index bit width")
+		}
+		pg.dict = true
+		pg.idx.reset(body[1:], int(body[0]))
+	case encDeltaBP:
+		if p.kind == kindBytes || p.kind == kindDecBytes || p.kind == kindInt96 || p.kind == kindFloat || p.kind == kindDouble || p.kind == kindBool {
+			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.kindName())
+		}
+		if _, err := pg.ints.reset(body); err != nil {
+			return err
+		}
+	case encDeltaLen, encDeltaBA:
+		if p.fixed > 0 {
+			return fmt.Errorf("encoding %s for fixed-size values", format.Encoding(h.encoding))
+		}
+		rest := body
+		if h.encoding == encDeltaBA {
+			if _, err := pg.prefix.reset(rest); err != nil {
+				return err
+			}
+			var err error
+			if rest, err = skipDelta(rest); err != nil {
+				return err
+			}
+		}
+		if _, err := pg.lens.reset(rest); err != nil {
+			return err
+		}
+		var err error
+		if pg.vals, err = skipDelta(rest); err != nil {
+			return err
+		}
+		p.prev = p.prev[:0]
+	default:
+		return fmt.Errorf("encoding %s not supported", format.Encoding(h.encoding))
+	}
+	pg.enc = h.encoding
+	return nil
+}
+
+// levelBytes splits the levels (or RLE values) at the start of a V1 page
+// body off the rest: a 4-byte length, then that many bytes, which must be in
+// the page.
+func levelBytes(body []byte, what string) (levels, rest []byte, err error) {
+	if len(body) < 4 {
+		return nil, nil, io.ErrUnexpectedEOF
+	}
+	l := binary.LittleEndian.Uint32(body)
+	if int64(l) > int64(len(body)-4) {
+		return nil, nil, fmt.Errorf("%s of %d bytes in a page of %d", what, l, len(body))
+	}
+	return body[4 : 4+l], body[4+l:], nil
+}
+
+func (p *pqPages) kindName() string {
+	switch p.kind {
+	case kindBool:
+		return "BOOLEAN"
+	case kindBytes, kindDecBytes:
+		return "BYTE_ARRAY"
+	case kindInt96:
+		return "INT96"
+	}
+	return "floating-point"
+}
+
+// value returns the next non-null value of pg, in its PLAIN form (a
+// BYTE_ARRAY without its length).
+func (p *pqPages) value(pg *pqPage) ([]byte, error) {
+	if p.kind == kindBool {
+		return p.boolValue(pg)
+	}
+	switch pg.enc {
+	case encDeltaBP:
+		v, err := pg.ints.next()
+		if err != nil {
+			return nil, err
+		}
+		binary.LittleEndian.PutUint64(pg.num[:], uint64(v))
+		return pg.num[:p.fixed], nil
+	case encDeltaLen:
+		l, err := pg.lens.next()
+		if err != nil {
+			return nil, err
+		}
+		if l < 0 || l > int64(len(pg.vals)-pg.vp) {
+			return nil, errors.New("value longer than its page")
+		}
+		v := pg.vals[pg.vp : pg.vp+int(l)]
+		pg.vp += int(l)
+		return v, nil
+	case encDeltaBA:
+		pre, err := pg.prefix.next()
+		if err != nil {
+			return nil, err
+		}
+		l, err := pg.lens.next()
+		if err != nil {
+			return nil, err
+		}
+		if pre < 0 || pre > int64(len(p.prev)) || l < 0 || l > int64(len(pg.vals)-pg.vp) {
+			return nil, errors.New("bad DELTA_BYTE_ARRAY value")
+		}
+		p.prev = append(p.prev[:pre], pg.vals[pg.vp:pg.vp+int(l)]...)
+		pg.vp += int(l)
+		return p.prev, nil
+	}
+	return p.plainValue(pg)
+}
+
+// boolValue returns the next BOOLEAN value of pg as one byte, 0 or 1:
+// PLAIN values are bit-packed, RLE ones a hybrid of width 1.
+func (p *pqPages) boolValue(pg *pqPage) ([]byte, error) {
+	if pg.enc == encRLE {
+		if err := pg.bools.read(pg.bit[:]); err != nil {
+			return nil, err
+		}
+		pg.num[0] = byte(pg.bit[0] & 1)
+		return pg.num[:1], nil
+	}
+	at := pg.vp >> 3
+	if at >= len(pg.vals) {
+		return nil, errors.New("page has fewer values than non-null rows")
+	}
+	pg.num[0] = pg.vals[at] >> (pg.vp & 7) & 1
+	pg.vp++
+	return pg.num[:1], nil
+}
+
+// value returns the next plain value of pg (a BYTE_ARRAY without its length).
+func (p *pqPages) plainValue(pg *pqPage) ([]byte, error) {
+	v := pg.vals[pg.vp:]
+	if p.fixed > 0 {
+		if len(v) < p.fixed {
+			return nil, errors.New("page has fewer values than non-null rows")
+		}
+		pg.vp += p.fixed
+		return v[:p.fixed], nil
+	}
+	if len(v) < 4 {
+		return nil, errors.New("page has fewer values than non-null rows")
+	}
+	l := binary.LittleEndian.Uint32(v)
+	if uint64(l) > uint64(len(v)-4) {
+		return nil, errors.New("value longer than its page")
+	}
+	pg.vp += 4 + int(l)
+	return v[4 : 4+l], nil
+}
+
+// dictValue returns dictionary value i.
+func (p *pqPages) dictValue(i uint32) ([]byte, error) {
+	if int(i) >= len(p.doffs)-1 {
+		return nil, fmt.Errorf("dictionary index %d out of range (%d values)", i, len(p.doffs)-1)
+	}
+	v := p.dict[p.doffs[i]:p.doffs[i+1]]
+	if p.fixed == 0 {
+		v = v[4:]
+	}
+	return v, nil
+}
+
+// hybrid decodes Parquet's RLE / bit-packed hybrid encoding of values of
+// width bits, a block at a time. Each call consumes input or fails, so it
+// ends; how many values it yields is bounded by what the caller asks for,
+// never by what a run header claims.
+type hybrid struct {
+	src    []byte
+	width  int
+	run    int    // values left in the current RLE run
+	val    uint32 // its value
+	packed int    // values left in the current bit-packed run
+	bitPos int    // bit offset of the next packed value in src
+}
+
+func (h *hybrid) reset(src []byte, width int) {
+	*h = hybrid{src: src, width: width}
+}
+
+// read fills dst with the next len(dst) values.
+func (h *hybrid) read(dst []uint32) error {
+	for i := 0; i < len(dst); {
+		switch {
+		case h.run > 0:
+			k := min(h.run, len(dst)-i)
+			v := h.val
+			for j := range dst[i : i+k] {
+				dst[i+j] = v
+			}
+			h.run -= k
+			i += k
+		case h.packed > 0:
+			k := min(h.packed, len(dst)-i)
+			w := uint(h.width)
+			mask := uint64(1)<<w - 1
+			for j := range k {
+				byteAt := h.bitPos >> 3
+				var word uint64
+				if byteAt+8 <= len(h.src) {
+					word = binary.LittleEndian.Uint64(h.src[byteAt:])
+				} else {
+					for b := len(h.src) - 1; b >= byteAt; b-- {
+						word = word<<8 | uint64(h.src[b])
+					}
+				}
+				dst[i+j] = uint32(word >> (uint(h.bitPos) & 7) & mask)
+				h.bitPos += h.width
+			}
+			h.packed -= k
+			i += k
+			if h.packed == 0 {
+				h.src = h.src[(h.bitPos+7)>>3:]
+				h.bitPos = 0
+			}
+		default:
+			u, n := binary.Uvarint(h.src)
+			if n <= 0 {
+				return errors.New("levels or indexes end before the page's values")
+			}
+			h.src = h.src[n:]
+			count := u >> 1
+			if u&1 == 1 {
+				// count groups of 8 values of width bits: count*width bytes.
+				hi, lo := bits.Mul64(count, uint64(h.width))
+				if hi != 0 || lo > uint64(len(h.src)) {
+					// A last group may be cut short; take what is there.
+					lo = uint64(len(h.src))
+				}
+				if h.width == 0 {
+					h.run, h.val = int(min(count*8, 1<<31)), 0
+					continue
+				}
+				h.packed = int(lo * 8 / uint64(h.width))
+				if h.packed == 0 {
+					return errors.New("empty bit-packed run")
+				}
+				h.bitPos = 0
+			} else {
+				nb := (h.width + 7) / 8
+				if len(h.src) < nb || count == 0 {
+					return errors.New("bad run-length run")
+				}
+				var v uint32
+				for b := nb - 1; b >= 0; b-- {
+					v = v<<8 | uint32(h.src[b])
+				}
+				h.src = h.src[nb:]
+				h.run, h.val = int(min(count, 1<<31)), v
+			}
+		}
+	}
+	return nil
+}
+
+// delta decodes DELTA_BINARY_PACKED values one at a time. Like hybrid, it
+// yields no more values than the stream's header says and the caller asks
+// for, and each step reads input or fails.
+type delta struct {
+	src       []byte
+	total     int   // values left
+	prev      int64 // the last value
+	first     bool  // the first value is not yet given
+	perMini   int   // values per miniblock
+	minis     int   // miniblocks per block
+	minDelta  int64
+	widths    []byte // bit widths of the block's miniblocks
+	mini      int    // current miniblock of the block
+	left      int    // values left in it
+	width     int
+	bitPos    int
+	blockSize int
+}
+
+// errDelta reports a malformed DELTA_BINARY_PACKED stream.
+var errDelta = errors.New("bad DELTA_BINARY_PACKED values")
+
+// reset starts on src; it reports the values in the stream.
+func (d *delta) reset(src []byte) (int, error) {
+	*d = delta{src: src}
+	blockSize, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	minis, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	total, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	first, n := binary.Varint(d.src)
+	if n <= 0 {
+		return 0, errDelta
+	}
+	d.src = d.src[n:]
+	if blockSize == 0 || blockSize%128 != 0 || blockSize > 1<<20 || minis == 0 || blockSize%minis != 0 || (blockSize/minis)%32 != 0 || total > 1<<31 {
+		return 0, errDelta
+	}
+	d.blockSize, d.minis, d.perMini, d.total = int(blockSize), int(minis), int(blockSize/minis), int(total)
+	d.prev, d.first = first, true
+	d.mini = d.minis
+	return d.total, nil
+}
+
+func (d *delta) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.src)
+	if n <= 0 {
+		return 0, errDelta
+	}
+	d.src = d.src[n:]
+	return v, nil
+}
+
+// next returns the next value.
+func (d *delta) next() (int64, error) {
+	if d.total == 0 {
+		return 0, errors.New("page has fewer values than rows")
+	}
+	d.total--
+	if d.first {
+		d.first = false
+		return d.prev, nil
+	}
+	if d.left == 0 {
+		if err := d.nextMini(); err != nil {
+			return 0, err
+		}
+	}
+	var v uint64
+	if d.width > 0 {
+		at := d.bitPos >> 3
+		var word uint64
+		if at+8 <= len(d.src) {
+			word = binary.LittleEndian.Uint64(d.src[at:])
+		} else {
+			for b := len(d.src) - 1; b >= at; b-- {
+				word = word<<8 | uint64(d.src[b])
+			}
+		}
+		sh := uint(d.bitPos) & 7
+		v = word >> sh
+		if d.width+int(sh) > 64 {
+			v |= uint64(d.src[at+8]) << (64 - sh)
+		}
+		if d.width < 64 {
+			v &= 1<<uint(d.width) - 1
+		}
+		d.bitPos += d.width
+	}
+	d.left--
+	if d.left == 0 {
+		d.src = d.src[d.width*d.perMini/8:]
+		d.bitPos = 0
+	}
+	d.prev += d.minDelta + int64(v)
+	return d.prev, nil
+}
+
+// nextMini moves to the next miniblock, reading a block header when needed.
+func (d *delta) nextMini() error {
+	if d.mini == d.minis {
+		md, n := binary.Varint(d.src)
+		if n <= 0 || len(d.src)-n < d.minis {
+			return errDelta
+		}
+		d.minDelta = md
+		d.widths = d.src[n : n+d.minis]
+		d.src = d.src[n+d.minis:]
+		d.mini = 0
+	}
+	d.width = int(d.widths[d.mini])
+	d.mini++
+	if d.width > 64 || d.width*d.perMini/8 > len(d.src) {
+		return errDelta
+	}
+	d.left, d.bitPos = d.perMini, 0
+	return nil
+}
+
+// skipDelta returns what follows the DELTA_BINARY_PACKED stream at the
+// start of src, reading its headers only.
+func skipDelta(src []byte) ([]byte, error) {
+	var d delta
+	total, err := d.reset(src)
+	if err != nil {
+		return nil, err
+	}
+	left := total - 1 // after the first value
+	for left > 0 {
+		md, n := binary.Varint(d.src)
+		_ = md
+		if n <= 0 || len(d.src)-n < d.minis {
+			return nil, errDelta
+		}
+		widths := d.src[n : n+d.minis]
+		d.src = d.src[n+d.minis:]
+		for _, w := range widths {
+			if left <= 0 {
+				break
+			}
+			size := int(w) * d.perMini / 8
+			if w > 64 || size > len(d.src) {
+				return nil, errDelta
+			}
+			d.src = d.src[size:]
+			left -= d.perMini
+		}
+	}
+	return d.src, nil
+}
