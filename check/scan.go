@@ -58,7 +58,7 @@ type tokenizer struct {
 const windowSize = 256 << 10
 
 func newTokenizer(r io.Reader, charset func(string, io.Reader) (io.Reader, error)) *tokenizer {
-	return &tokenizer{sc: newScanner(r), charset: charset}
+	return &tokenizer{sc: newScanner(r, windowSize), charset: charset}
 }
 
 // next reads the next token; io.EOF at the end of a well-formed stream.
@@ -164,8 +164,8 @@ type scanner struct {
 	names  map[string]xml.Name
 }
 
-func newScanner(r io.Reader) *scanner {
-	return &scanner{r: r, buf: make([]byte, windowSize), line: 1, names: map[string]xml.Name{}}
+func newScanner(r io.Reader, window int) *scanner {
+	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]xml.Name{}}
 }
 
 // next returns the next token's kind (tokFallback: hand over to encoding/xml).
