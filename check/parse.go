@@ -148,6 +148,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 // that the protocol asks for UTF-8; any other encoding stops the file.
 func (p *parser) charset(label string, r io.Reader) (io.Reader, error) {
 	p.problem(1, CodeNotUTF8, "the protocol asks for UTF-8", label)
+	return readLatin1(label, r)
+}
+
+// readLatin1 is a CharsetReader for the single-byte encodings xmllint reads.
+func readLatin1(label string, r io.Reader) (io.Reader, error) {
 	switch strings.ToLower(label) {
 	case "iso-8859-1", "latin1", "iso_8859-1", "l1", "us-ascii", "ascii":
 		return &latin1Reader{r: bufio.NewReader(r)}, nil
