@@ -35,8 +35,8 @@ type entry struct {
 // most 2,048 characters, so anything longer is wrong whatever the rest says.
 const maxText = 64 << 10
 
-// parser checks one file, token by token, in constant memory (the decoder's
-// buffer, the element stack and one text buffer).
+// parser checks one file, token by token, in constant memory (the
+// tokenizer's window, the element stack and one text buffer).
 type parser struct {
 	c       *checker
 	name    string
