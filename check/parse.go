@@ -104,6 +104,7 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	cr := &countingReader{r: src}
 	p.t = newTokenizer(cr, p.charset)
 	t := p.t
+	defer t.close()
 	for {
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -46,6 +47,7 @@ type tokenizer struct {
 	d        *xml.Decoder
 	lineBase int // lines before the decoder's first byte
 	charset  func(label string, r io.Reader) (io.Reader, error)
+	window   *[]byte // the scanner's buffer, also read by the decoder after a hand-over
 
 	kind   tokKind
 	name   xml.Name   // start and end tags
@@ -58,7 +60,20 @@ type tokenizer struct {
 const windowSize = 256 << 10
 
 func newTokenizer(r io.Reader, charset func(string, io.Reader) (io.Reader, error)) *tokenizer {
-	return &tokenizer{sc: newScanner(r, windowSize), charset: charset}
+	w := windows.Get().(*[]byte)
+	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]xml.Name{}}
+	return &tokenizer{sc: sc, window: w, charset: charset}
+}
+
+// windows recycles the scanners' windows across the files of a set.
+var windows = sync.Pool{New: func() any { b := make([]byte, windowSize); return &b }}
+
+// close recycles the window; the tokenizer is not used after.
+func (t *tokenizer) close() {
+	if t.window != nil {
+		windows.Put(t.window)
+		t.window, t.sc, t.d = nil, nil, nil
+	}
 }
 
 // next reads the next token; io.EOF at the end of a well-formed stream.

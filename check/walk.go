@@ -372,6 +372,7 @@ func (c *checker) readLocs(name string, ords map[uint32]string) error {
 		return fmt.Errorf("duplicate check: %s: %w", name, err)
 	}
 	t := newTokenizer(r, readLatin1)
+	defer t.close()
 	var ord uint32
 	depth, inLoc := 0, false
 	var text []byte
