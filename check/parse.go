@@ -35,15 +35,15 @@ type entry struct {
 // most 2,048 characters, so anything longer is wrong whatever the rest says.
 const maxText = 64 << 10
 
-// parser checks one file, token by token, in constant memory (the decoder's
-// buffer, the element stack and one text buffer).
+// parser checks one file, token by token, in constant memory (the
+// tokenizer's window, the element stack and one text buffer).
 type parser struct {
 	c       *checker
 	name    string
 	file    uint32
 	enc     *encode.Encoder // scope of the file's URLs
 	rawEnc  *encode.Encoder // no scope: index locs are mapped by the walker
-	d       *xml.Decoder
+	t       *tokenizer
 	ns      []binding
 	stack   []frame
 	skip    int // depth of the frame whose subtree is being skipped, 0: none
@@ -97,19 +97,19 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 			return 0
 		}
 		defer zr.Close()
-		src = bufio.NewReaderSize(zr, 64<<10)
+		src = zr
 	} else if strings.HasSuffix(p.name, ".gz") {
 		p.problem(0, CodeGzip, "name ends in .gz but the content is not gzip-compressed", "")
 	}
 	cr := &countingReader{r: src}
-	p.d = xml.NewDecoder(cr)
-	p.d.Strict = true
-	p.d.CharsetReader = p.charset
+	p.t = newTokenizer(cr, p.charset)
+	t := p.t
+	defer t.close()
 	for {
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
 		}
-		tok, err := p.d.RawToken()
+		err := t.next()
 		if err == io.EOF {
 			break
 		}
@@ -118,18 +118,18 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 			return cr.n
 		}
 		var ok bool
-		switch t := tok.(type) {
-		case xml.StartElement:
-			ok = p.start(t)
-		case xml.EndElement:
-			ok = p.end(t)
-		case xml.CharData:
-			ok = p.chardata(t)
-		case xml.ProcInst:
-			ok = p.procInst(t)
-		case xml.Directive:
-			ok = p.directive(t)
-		case xml.Comment:
+		switch t.kind {
+		case tokStart:
+			ok = p.start(xml.StartElement{Name: t.name, Attr: t.attrs})
+		case tokEnd:
+			ok = p.end(xml.EndElement{Name: t.name})
+		case tokText:
+			ok = p.chardata(t.data)
+		case tokPI:
+			ok = p.procInst(xml.ProcInst{Target: t.target, Inst: t.data})
+		case tokDirective:
+			ok = p.directive(t.data)
+		case tokComment:
 			ok = true
 		}
 		if !ok {
@@ -149,6 +149,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 // that the protocol asks for UTF-8; any other encoding stops the file.
 func (p *parser) charset(label string, r io.Reader) (io.Reader, error) {
 	p.problem(1, CodeNotUTF8, "the protocol asks for UTF-8", label)
+	return readLatin1(label, r)
+}
+
+// readLatin1 is a CharsetReader for the single-byte encodings xmllint reads.
+func readLatin1(label string, r io.Reader) (io.Reader, error) {
 	switch strings.ToLower(label) {
 	case "iso-8859-1", "latin1", "iso_8859-1", "l1", "us-ascii", "ascii":
 		return &latin1Reader{r: bufio.NewReader(r)}, nil
@@ -193,10 +198,7 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (p *parser) line() int {
-	l, _ := p.d.InputPos()
-	return l
-}
+func (p *parser) line() int { return p.t.line() }
 
 func (p *parser) problem(line int, code Code, msg, value string) {
 	if len(value) > 200 {
@@ -220,7 +222,7 @@ func (p *parser) readError(err error, gz bool) {
 	case errors.Is(err, errEncoding):
 		// reported by charset
 	case errors.As(err, &se):
-		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
+		p.problem(p.t.lineBase+se.Line, CodeNotWellFormed, se.Msg, "")
 	case gz:
 		p.problem(p.line(), CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
 	case strings.HasPrefix(err.Error(), "xml: "):

@@ -3,7 +3,6 @@ package check
 import (
 	"cmp"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -372,31 +371,32 @@ func (c *checker) readLocs(name string, ords map[uint32]string) error {
 	if err != nil {
 		return fmt.Errorf("duplicate check: %s: %w", name, err)
 	}
-	d := xml.NewDecoder(r)
+	t := newTokenizer(r, readLatin1)
+	defer t.close()
 	var ord uint32
 	depth, inLoc := 0, false
 	var text []byte
 	for {
-		tok, err := d.RawToken()
+		err := t.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("duplicate check: %s: %w", name, err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch t.kind {
+		case tokStart:
 			depth++
-			if depth == 2 && t.Name.Local == "url" {
+			if depth == 2 && t.name.Local == "url" {
 				ord++
 			}
-			inLoc = depth == 3 && t.Name.Local == "loc"
+			inLoc = depth == 3 && t.name.Local == "loc"
 			text = text[:0]
-		case xml.CharData:
+		case tokText:
 			if inLoc && len(text) < maxText {
-				text = append(text, t...)
+				text = append(text, t.data...)
 			}
-		case xml.EndElement:
+		case tokEnd:
 			if inLoc {
 				if _, ok := ords[ord]; ok {
 					ords[ord] = string(trimXML(text))

@@ -1,0 +1,710 @@
+package check
+
+import (
+	"bytes"
+	"encoding/xml"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The tokenizer is encoding/xml's RawToken with a fast path.
+//
+// A byte-level scanner reads the common shapes of sitemap documents (start
+// and end tags with ASCII names and quoted attributes, text with the five
+// predefined and numeric character references, CDATA, comments, processing
+// instructions and a UTF-8 XML declaration) out of a reused window, without
+// allocating per token. Whenever it meets anything else (a DOCTYPE, a
+// non-ASCII name, a declared encoding other than UTF-8, a token larger than
+// the window) and whenever a token is not well-formed, it stops before that
+// token and hands the rest of the stream, from the token's first byte, to an
+// encoding/xml Decoder in Strict mode. RawToken keeps no state between
+// tokens but a pending self-closing end tag, which the scanner has always
+// returned by then, so the decoder reads the rest exactly as it would have
+// read it from the start: the scanner only ever accepts what encoding/xml
+// accepts, giving the same tokens, and every error (and its message) comes
+// from encoding/xml. FuzzTokenizer and TestTokenizerAgrees hold it to that.
+
+type tokKind uint8
+
+const (
+	tokEOF tokKind = iota
+	tokStart
+	tokEnd
+	tokText
+	tokPI
+	tokComment
+	tokDirective
+)
+
+// tokenizer yields the raw tokens of one document; the current token is in
+// its fields, valid until the next call.
+type tokenizer struct {
+	sc       *scanner // nil once the decoder has taken over
+	d        *xml.Decoder
+	lineBase int // lines before the decoder's first byte
+	charset  func(label string, r io.Reader) (io.Reader, error)
+	window   *[]byte // the scanner's buffer, also read by the decoder after a hand-over
+
+	kind   tokKind
+	name   xml.Name   // start and end tags
+	attrs  []xml.Attr // start tags
+	data   []byte     // text, comment, directive, PI body
+	target string     // PI target
+}
+
+// windowSize is the scanner's buffer; a token larger than it goes to the decoder.
+const windowSize = 256 << 10
+
+func newTokenizer(r io.Reader, charset func(string, io.Reader) (io.Reader, error)) *tokenizer {
+	w := windows.Get().(*[]byte)
+	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]xml.Name{}}
+	return &tokenizer{sc: sc, window: w, charset: charset}
+}
+
+// windows recycles the scanners' windows across the files of a set.
+var windows = sync.Pool{New: func() any { b := make([]byte, windowSize); return &b }}
+
+// close recycles the window; the tokenizer is not used after.
+func (t *tokenizer) close() {
+	if t.window != nil {
+		windows.Put(t.window)
+		t.window, t.sc, t.d = nil, nil, nil
+	}
+}
+
+// next reads the next token; io.EOF at the end of a well-formed stream.
+func (t *tokenizer) next() error {
+	if t.sc != nil {
+		switch k := t.sc.next(); k {
+		case tokFallback:
+			t.fallback()
+		default:
+			t.kind = k
+			t.name, t.attrs, t.data, t.target = t.sc.name, t.sc.attrs, t.sc.data, t.sc.target
+			if k == tokEOF {
+				return io.EOF
+			}
+			return nil
+		}
+	}
+	tok, err := t.d.RawToken()
+	if err != nil {
+		return err
+	}
+	switch x := tok.(type) {
+	case xml.StartElement:
+		t.kind, t.name, t.attrs = tokStart, x.Name, x.Attr
+	case xml.EndElement:
+		t.kind, t.name = tokEnd, x.Name
+	case xml.CharData:
+		t.kind, t.data = tokText, x
+	case xml.Comment:
+		t.kind, t.data = tokComment, x
+	case xml.ProcInst:
+		t.kind, t.target, t.data = tokPI, x.Target, x.Inst
+	case xml.Directive:
+		t.kind, t.data = tokDirective, x
+	}
+	return nil
+}
+
+// fallback hands the rest of the stream to encoding/xml.
+func (t *tokenizer) fallback() {
+	s := t.sc
+	var tail io.Reader = s.r
+	switch {
+	case s.err != nil:
+		tail = errReader{s.err}
+	case s.eof:
+		tail = eofReader{}
+	}
+	t.d = xml.NewDecoder(io.MultiReader(bytes.NewReader(s.buf[s.pos:s.end]), tail))
+	t.d.Strict = true
+	t.d.CharsetReader = t.charset
+	t.lineBase = s.line - 1
+	t.sc = nil
+}
+
+// line is the line at the end of the current token (encoding/xml's InputPos).
+func (t *tokenizer) line() int {
+	if t.sc != nil {
+		return t.sc.line
+	}
+	l, _ := t.d.InputPos()
+	return t.lineBase + l
+}
+
+// fast reports whether the scanner is still reading (for tests).
+func (t *tokenizer) fast() bool { return t.sc != nil }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// scanner results: a tokKind, or one of these.
+const tokFallback tokKind = 100
+
+type status uint8
+
+const (
+	stOK status = iota
+	stMore
+	stFallback
+)
+
+type scanner struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	eof      bool
+	err      error
+	line     int
+
+	needClose bool
+	toClose   xml.Name
+
+	name   xml.Name
+	attrs  []xml.Attr
+	data   []byte
+	target string
+	tmp    []byte
+	names  map[string]xml.Name
+}
+
+func newScanner(r io.Reader, window int) *scanner {
+	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]xml.Name{}}
+}
+
+// next returns the next token's kind (tokFallback: hand over to encoding/xml).
+func (s *scanner) next() tokKind {
+	if s.needClose {
+		s.needClose = false
+		s.name = s.toClose
+		return tokEnd
+	}
+	for {
+		if s.pos == s.end {
+			if s.eof {
+				return tokEOF
+			}
+			if s.err != nil || !s.fill() {
+				return tokFallback
+			}
+			continue
+		}
+		k, n, lines, st := s.scan(s.buf[s.pos:s.end])
+		switch st {
+		case stOK:
+			s.pos += n
+			s.line += lines
+			return k
+		case stFallback:
+			return tokFallback
+		}
+		if s.eof || s.err != nil || !s.fill() {
+			return tokFallback
+		}
+	}
+}
+
+// fill moves the unread bytes to the front and reads more; false when the
+// window is full.
+func (s *scanner) fill() bool {
+	if s.pos > 0 {
+		s.end = copy(s.buf, s.buf[s.pos:s.end])
+		s.pos = 0
+	}
+	if s.end == len(s.buf) {
+		return false
+	}
+	n, err := s.r.Read(s.buf[s.end:])
+	s.end += n
+	if err == io.EOF {
+		s.eof = true
+	} else if err != nil {
+		s.err = err
+	}
+	return true
+}
+
+// scan reads one token at the start of b: its kind, length and newlines.
+func (s *scanner) scan(b []byte) (tokKind, int, int, status) {
+	if b[0] != '<' {
+		data, n, lines, st := s.text(b, 0, 0)
+		if st != stOK {
+			return 0, 0, 0, st
+		}
+		s.data = data
+		return tokText, n, lines, stOK
+	}
+	if len(b) < 2 {
+		return 0, 0, 0, stMore
+	}
+	switch b[1] {
+	case '/':
+		name, i, st := s.nsname(b, 2)
+		if st != stOK {
+			return 0, 0, 0, st
+		}
+		i, lines := spaces(b, i)
+		if i >= len(b) {
+			return 0, 0, 0, stMore
+		}
+		if b[i] != '>' {
+			return 0, 0, 0, stFallback
+		}
+		s.name = name
+		return tokEnd, i + 1, lines, stOK
+	case '?':
+		return s.procInst(b)
+	case '!':
+		if len(b) < 4 {
+			return 0, 0, 0, stMore
+		}
+		switch {
+		case b[2] == '-' && b[3] == '-':
+			k := bytes.Index(b[4:], []byte("--"))
+			if k < 0 || 4+k+2 >= len(b) {
+				return 0, 0, 0, stMore
+			}
+			if b[4+k+2] != '>' {
+				return 0, 0, 0, stFallback
+			}
+			s.data = b[4 : 4+k]
+			n := 4 + k + 3
+			return tokComment, n, bytes.Count(b[:n], nl), stOK
+		case len(b) >= 9 && string(b[2:9]) == "[CDATA[":
+			return s.cdata(b)
+		case len(b) < 9 && b[2] == '[':
+			return 0, 0, 0, stMore
+		}
+		return 0, 0, 0, stFallback // a directive, or not well-formed
+	}
+	return s.startTag(b)
+}
+
+var nl = []byte{'\n'}
+
+func (s *scanner) startTag(b []byte) (tokKind, int, int, status) {
+	name, i, st := s.nsname(b, 1)
+	if st != stOK {
+		return 0, 0, 0, st
+	}
+	s.attrs = s.attrs[:0]
+	lines, empty := 0, false
+	for {
+		var n int
+		i, n = spaces(b, i)
+		lines += n
+		if i >= len(b) {
+			return 0, 0, 0, stMore
+		}
+		if b[i] == '/' {
+			if i+1 >= len(b) {
+				return 0, 0, 0, stMore
+			}
+			if b[i+1] != '>' {
+				return 0, 0, 0, stFallback
+			}
+			empty = true
+			i += 2
+			break
+		}
+		if b[i] == '>' {
+			i++
+			break
+		}
+		var a xml.Attr
+		a.Name, i, st = s.nsname(b, i)
+		if st != stOK {
+			return 0, 0, 0, st
+		}
+		i, n = spaces(b, i)
+		lines += n
+		if i >= len(b) {
+			return 0, 0, 0, stMore
+		}
+		if b[i] != '=' {
+			return 0, 0, 0, stFallback
+		}
+		i, n = spaces(b, i+1)
+		lines += n
+		if i >= len(b) {
+			return 0, 0, 0, stMore
+		}
+		q := b[i]
+		if q != '"' && q != '\'' {
+			return 0, 0, 0, stFallback
+		}
+		val, end, n, st := s.text(b, i+1, q)
+		if st != stOK {
+			return 0, 0, 0, st
+		}
+		lines += n
+		a.Value = string(val)
+		s.attrs = append(s.attrs, a)
+		i = end
+	}
+	s.name = name
+	if empty {
+		s.needClose, s.toClose = true, name
+	}
+	return tokStart, i, lines, stOK
+}
+
+func (s *scanner) procInst(b []byte) (tokKind, int, int, status) {
+	i, st := asciiName(b, 2)
+	if st != stOK {
+		return 0, 0, 0, st
+	}
+	target := b[2:i]
+	i, _ = spaces(b, i)
+	k := bytes.Index(b[i:], []byte("?>"))
+	if k < 0 {
+		return 0, 0, 0, stMore
+	}
+	data := b[i : i+k]
+	if string(target) == "xml" {
+		content := string(data)
+		if ver := procInstParam("version", content); ver != "" && ver != "1.0" {
+			return 0, 0, 0, stFallback
+		}
+		if enc := procInstParam("encoding", content); enc != "" && !strings.EqualFold(enc, "utf-8") {
+			return 0, 0, 0, stFallback // the decoder calls the charset reader
+		}
+		s.target = "xml"
+	} else {
+		s.target = string(target)
+	}
+	s.data = data
+	n := i + k + 2
+	return tokPI, n, bytes.Count(b[:n], nl), stOK
+}
+
+// procInstParam is encoding/xml's procInst: the value of param in a PI body.
+func procInstParam(param, s string) string {
+	param += "="
+	lenp := len(param)
+	i := 0
+	var sep byte
+	for i < len(s) {
+		sub := s[i:]
+		k := strings.Index(sub, param)
+		if k < 0 || lenp+k >= len(sub) {
+			return ""
+		}
+		i += lenp + k + 1
+		if c := sub[lenp+k]; c == '\'' || c == '"' {
+			sep = c
+			break
+		}
+	}
+	if sep == 0 {
+		return ""
+	}
+	j := strings.IndexByte(s[i:], sep)
+	if j < 0 {
+		return ""
+	}
+	return s[i : i+j]
+}
+
+func (s *scanner) cdata(b []byte) (tokKind, int, int, status) {
+	k := bytes.Index(b[9:], []byte("]]>"))
+	if k < 0 {
+		return 0, 0, 0, stMore
+	}
+	raw := b[9 : 9+k]
+	lines := 0
+	copying := false
+	s.tmp = s.tmp[:0]
+	from := 0
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case c >= 0x20 && c < utf8.RuneSelf, c == '\t':
+			i++
+		case c == '\n':
+			lines++
+			if copying && i > 0 && raw[i-1] == '\r' {
+				s.tmp = append(s.tmp, raw[from:i]...)
+				from = i + 1
+			}
+			i++
+		case c == '\r':
+			s.tmp = append(s.tmp, raw[from:i]...)
+			s.tmp = append(s.tmp, '\n')
+			copying = true
+			i++
+			from = i
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(raw[i:])
+			if (r == utf8.RuneError && size == 1) || !isInCharacterRange(r) {
+				return 0, 0, 0, stFallback
+			}
+			i += size
+		default:
+			return 0, 0, 0, stFallback
+		}
+	}
+	if copying {
+		s.data = append(s.tmp, raw[from:]...)
+		s.tmp = s.data
+	} else {
+		s.data = raw
+	}
+	n := 9 + k + 3
+	return tokText, n, lines + bytes.Count(b[9+k:n], nl), stOK
+}
+
+// byte classes of text: 0 plain, 1 needs a look.
+var textClass = func() (t [256]uint8) {
+	for c := range 256 {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '<' || c == '&' || c == '>' || c == '"' || c == '\'' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// text reads character data from b[i:]: up to a '<' (quote 0, not
+// consumed) or up to the quote byte (consumed). It returns the decoded text,
+// the index after it, and the newlines read.
+func (s *scanner) text(b []byte, i int, quote byte) ([]byte, int, int, status) {
+	start, from := i, i
+	copying := false
+	lines := 0
+	s.tmp = s.tmp[:0]
+	for {
+		for i < len(b) && textClass[b[i]] == 0 {
+			i++
+		}
+		if i >= len(b) {
+			if quote == 0 && s.eof {
+				break
+			}
+			return nil, 0, 0, stMore
+		}
+		switch c := b[i]; {
+		case c == '<':
+			if quote != 0 {
+				return nil, 0, 0, stFallback
+			}
+		case quote != 0 && c == quote:
+		case c == '\n':
+			lines++
+			if copying && i > start && b[i-1] == '\r' {
+				s.tmp = append(s.tmp, b[from:i]...)
+				from = i + 1
+			}
+			i++
+			continue
+		case c == '\t', c == '"', c == '\'':
+			i++
+			continue
+		case c == '>':
+			if quote == 0 && i-start >= 2 && b[i-1] == ']' && b[i-2] == ']' {
+				return nil, 0, 0, stFallback // ]]> outside CDATA
+			}
+			i++
+			continue
+		case c == '\r':
+			s.tmp = append(s.tmp, b[from:i]...)
+			s.tmp = append(s.tmp, '\n')
+			copying = true
+			i++
+			from = i
+			continue
+		case c == '&':
+			r, n, st := entityAt(b[i:])
+			if st != stOK {
+				return nil, 0, 0, st
+			}
+			s.tmp = append(s.tmp, b[from:i]...)
+			s.tmp = utf8.AppendRune(s.tmp, r)
+			copying = true
+			i += n
+			from = i
+			continue
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				if !utf8.FullRune(b[i:]) && !s.eof {
+					return nil, 0, 0, stMore
+				}
+				return nil, 0, 0, stFallback
+			}
+			if !isInCharacterRange(r) {
+				return nil, 0, 0, stFallback
+			}
+			i += size
+			continue
+		default: // a control character
+			return nil, 0, 0, stFallback
+		}
+		break
+	}
+	var data []byte
+	if copying {
+		data = append(s.tmp, b[from:i]...)
+		s.tmp = data
+	} else {
+		data = b[start:i]
+	}
+	if quote != 0 {
+		i++
+	}
+	return data, i, lines, stOK
+}
+
+// entityAt decodes the character reference at the start of b (b[0] == '&')
+// as encoding/xml does; anything it would reject is stFallback.
+func entityAt(b []byte) (rune, int, status) {
+	if len(b) < 2 {
+		return 0, 0, stMore
+	}
+	if b[1] == '#' {
+		i, base := 2, 10
+		if i < len(b) && b[i] == 'x' {
+			i, base = 3, 16
+		}
+		j := i
+		for j < len(b) && ('0' <= b[j] && b[j] <= '9' || base == 16 && ('a' <= b[j] && b[j] <= 'f' || 'A' <= b[j] && b[j] <= 'F')) {
+			j++
+		}
+		if j >= len(b) {
+			return 0, 0, stMore
+		}
+		if b[j] != ';' {
+			return 0, 0, stFallback
+		}
+		n, err := strconv.ParseUint(string(b[i:j]), base, 64)
+		if err != nil || n > unicode.MaxRune {
+			return 0, 0, stFallback
+		}
+		r := rune(n)
+		if !utf8.ValidRune(r) {
+			r = utf8.RuneError // string(rune(n)) of a surrogate
+		}
+		if !isInCharacterRange(r) {
+			return 0, 0, stFallback
+		}
+		return r, j + 1, stOK
+	}
+	j := 1
+	for j < len(b) && j < 8 && isNameByte(b[j]) {
+		j++
+	}
+	if j >= len(b) {
+		return 0, 0, stMore
+	}
+	if b[j] != ';' {
+		return 0, 0, stFallback
+	}
+	switch string(b[1:j]) {
+	case "lt":
+		return '<', j + 1, stOK
+	case "gt":
+		return '>', j + 1, stOK
+	case "amp":
+		return '&', j + 1, stOK
+	case "apos":
+		return '\'', j + 1, stOK
+	case "quot":
+		return '"', j + 1, stOK
+	}
+	return 0, 0, stFallback
+}
+
+// spaces skips XML white space from b[i:], counting newlines.
+func spaces(b []byte, i int) (int, int) {
+	lines := 0
+	for i < len(b) {
+		switch b[i] {
+		case '\n':
+			lines++
+		case ' ', '\t', '\r':
+		default:
+			return i, lines
+		}
+		i++
+	}
+	return i, lines
+}
+
+// asciiName reads a name of ASCII name bytes starting with a letter, '_' or
+// ':' at b[i:]; a non-ASCII byte (checked by encoding/xml against the
+// Unicode tables) or an invalid name is stFallback.
+func asciiName(b []byte, i int) (int, status) {
+	if i >= len(b) {
+		return 0, stMore
+	}
+	if c := b[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == ':') {
+		return 0, stFallback
+	}
+	j := i + 1
+	for j < len(b) && isNameByte(b[j]) {
+		j++
+	}
+	if j >= len(b) {
+		return 0, stMore
+	}
+	if b[j] >= utf8.RuneSelf {
+		return 0, stFallback
+	}
+	return j, stOK
+}
+
+// maxNames bounds the names interned per file.
+const maxNames = 1024
+
+// nsname reads a name at b[i:] and splits it at its colon as encoding/xml
+// does, interning it so that a name costs no allocation.
+func (s *scanner) nsname(b []byte, i int) (xml.Name, int, status) {
+	j, st := asciiName(b, i)
+	if st != stOK {
+		return xml.Name{}, 0, st
+	}
+	raw := b[i:j]
+	if n, ok := s.names[string(raw)]; ok {
+		return n, j, stOK
+	}
+	str := string(raw)
+	var n xml.Name
+	switch c := strings.Count(str, ":"); {
+	case c > 1:
+		return xml.Name{}, 0, stFallback
+	case c == 1:
+		space, local, _ := strings.Cut(str, ":")
+		if space == "" || local == "" {
+			n.Local = str
+		} else {
+			n.Space, n.Local = space, local
+		}
+	default:
+		n.Local = str
+	}
+	if len(s.names) < maxNames {
+		s.names[str] = n
+	}
+	return n, j, stOK
+}
+
+func isNameByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+		c == '_' || c == ':' || c == '.' || c == '-'
+}
+
+// isInCharacterRange is the Char production of XML 1.0, as encoding/xml has it.
+func isInCharacterRange(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+}
