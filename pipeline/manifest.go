@@ -49,8 +49,12 @@ type Generation struct {
 }
 
 func describe(name string, data []byte) ManifestFile {
-	sum := sha256.Sum256(data)
-	return ManifestFile{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	return describeSum(name, len(data), sha256.Sum256(data))
+}
+
+// describeSum is describe for a caller that already has the SHA-256.
+func describeSum(name string, size int, sum [sha256.Size]byte) ManifestFile {
+	return ManifestFile{Name: name, Size: int64(size), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // manifestName is the manifest's file name for a stem.

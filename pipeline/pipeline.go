@@ -8,6 +8,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -556,14 +557,15 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
-		name := shard.ContentName(r.cfg.Name, "", s.Num, 6, gz, ".xml.gz")
+		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
+		name := shard.SumName(r.cfg.Name, "", s.Num, 6, sum, ".xml.gz")
 		var buf []byte
 		select {
 		case buf = <-r.gzFree:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		u := upload{file: describe(name, gz), data: append(buf[:0], gz...)}
+		u := upload{file: describeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
 		for len(r.listed) < s.Num {

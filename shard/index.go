@@ -39,7 +39,11 @@ var ErrFanout = errors.New("index fanout 1 cannot list more than one sitemap")
 // data changes, so a new run never overwrites a file that a published index
 // lists with different bytes. width pads the number.
 func ContentName(stem, kind string, num, width int, data []byte, ext string) string {
-	sum := sha256.Sum256(data)
+	return SumName(stem, kind, num, width, sha256.Sum256(data), ext)
+}
+
+// SumName is ContentName for a caller that already has data's SHA-256.
+func SumName(stem, kind string, num, width int, sum [sha256.Size]byte, ext string) string {
 	b := make([]byte, 0, len(stem)+len(kind)+width+len(ext)+16)
 	b = append(b, stem...)
 	b = append(b, '-')
