@@ -405,7 +405,7 @@ func xsdDateOrDateTime(s []byte) bool {
 		return false
 	}
 	month, day := atoi2(s[1:3]), atoi2(s[4:6])
-	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) {
+	if month < 1 || month > 12 || day < 1 || day > encode.DaysIn(year, month) {
 		return false
 	}
 	s = s[6:]
@@ -445,15 +445,3 @@ func xsdDateOrDateTime(s []byte) bool {
 
 func atoi2(s []byte) int { return int(s[0]-'0')*10 + int(s[1]-'0') }
 
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}

@@ -65,7 +65,7 @@ func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) 
 		return dst, NoLastmod, LastmodInvalid
 	}
 	day := atoi(s[8:10])
-	if day < 1 || day > daysIn(year, month) {
+	if day < 1 || day > DaysIn(year, month) {
 		return dst, NoLastmod, LastmodInvalid
 	}
 	days := daysFromCivil(year, month, day)
@@ -260,7 +260,9 @@ func civilFromDays(z int64) (y, m, d int) {
 	return y, m, d
 }
 
-func daysIn(y, m int) int {
+// DaysIn returns the number of days in month m (1..12) of year y in the
+// proleptic Gregorian calendar, which xsd:date and W3C Datetime use.
+func DaysIn(y, m int) int {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
