@@ -444,4 +444,3 @@ func xsdDateOrDateTime(s []byte) bool {
 }
 
 func atoi2(s []byte) int { return int(s[0]-'0')*10 + int(s[1]-'0') }
-
