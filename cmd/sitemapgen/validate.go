@@ -22,7 +22,8 @@ import (
 const validateUsage = `Usage: sitemapgen validate [flags] ROOT
 
 Checks a published sitemap set: ROOT is a sitemap or index file (plain or
-gzip), or a folder holding NAME.xml. It walks ROOT and every file it
+gzip), a folder holding NAME.xml, or s3://bucket/prefix/ (holding NAME.xml)
+or s3://bucket/prefix/FILE.xml. It walks ROOT and every file it
 references and reports each problem on one line (FILE:LINE: CODE: what:
 "value"), then a summary on stderr: XML well-formedness, the rules of
 sitemap.xsd, siteindex.xsd and the image, video, news, mobile and xhtml:link
