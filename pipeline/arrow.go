@@ -397,16 +397,11 @@ func takeArrow(buf []byte, spans []span, arr arrow.Array, from, n, budget int) (
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date32, i int) []byte { return appendDate(d, int64(a.Value(i))) })
 	case *array.Date64:
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date64, i int) []byte {
-			ms := int64(a.Value(i))
-			days := ms / (86400 * unitMillis)
-			if ms%(86400*unitMillis) < 0 {
-				days--
-			}
-			return appendDate(d, days)
+			return appendDate(d, daysFromMillis(int64(a.Value(i))))
 		})
 	case *array.Timestamp:
 		t := a.DataType().(*arrow.TimestampType)
-		perSec := map[arrow.TimeUnit]int64{arrow.Second: unitSeconds, arrow.Millisecond: unitMillis, arrow.Microsecond: unitMicros, arrow.Nanosecond: unitNanos}[t.Unit]
+		perSec := arrowPerSec(t.Unit)
 		if perSec == 0 {
 			return buf, spans, 0, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
 		}

@@ -236,25 +236,11 @@ func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error)
 	case *array.Date32:
 		return appendDate(buf, int64(a.Value(j))), nil
 	case *array.Date64:
-		ms := int64(a.Value(j))
-		days := ms / (86400 * unitMillis)
-		if ms%(86400*unitMillis) < 0 {
-			days--
-		}
-		return appendDate(buf, days), nil
+		return appendDate(buf, daysFromMillis(int64(a.Value(j)))), nil
 	case *array.Timestamp:
-		var perSec int64
 		t := a.DataType().(*arrow.TimestampType)
-		switch t.Unit {
-		case arrow.Second:
-			perSec = unitSeconds
-		case arrow.Millisecond:
-			perSec = unitMillis
-		case arrow.Microsecond:
-			perSec = unitMicros
-		case arrow.Nanosecond:
-			perSec = unitNanos
-		default:
+		perSec := arrowPerSec(t.Unit)
+		if perSec == 0 {
 			return buf, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
 		}
 		return appendTimestamp(buf, int64(a.Value(j)), perSec, t.TimeZone != ""), nil

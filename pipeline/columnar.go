@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // Errors of the columnar readers (Parquet, Arrow IPC). They reach the caller
@@ -180,4 +183,42 @@ const invalidNumber = "NaN"
 // at bits precision, without an exponent.
 func appendFloat(dst []byte, f float64, bits int) []byte {
 	return strconv.AppendFloat(dst, f, 'f', -1, bits)
+}
+
+// daysFromMillis returns the day (since 1970-01-01) of a millisecond instant,
+// rounding down for instants before 1970.
+func daysFromMillis(ms int64) int64 {
+	days := ms / (86400 * unitMillis)
+	if ms%(86400*unitMillis) < 0 {
+		days--
+	}
+	return days
+}
+
+// arrowPerSec returns the ticks per second of an Arrow time unit, 0 if unknown.
+func arrowPerSec(u arrow.TimeUnit) int64 {
+	switch u {
+	case arrow.Second:
+		return unitSeconds
+	case arrow.Millisecond:
+		return unitMillis
+	case arrow.Microsecond:
+		return unitMicros
+	case arrow.Nanosecond:
+		return unitNanos
+	}
+	return 0
+}
+
+// parquetPerSec returns the ticks per second of a Parquet TIMESTAMP, 0 if unknown.
+func parquetPerSec(ts *format.TimestampType) int64 {
+	switch ts.Unit.Value.(type) {
+	case *format.MilliSeconds:
+		return unitMillis
+	case *format.MicroSeconds:
+		return unitMicros
+	case *format.NanoSeconds:
+		return unitNanos
+	}
+	return 0
 }

@@ -370,14 +370,7 @@ func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 	case c == Lastmod && kind == parquet.Int64:
 		if ts, ok := lt.(*format.TimestampType); ok {
 			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
-			switch ts.Unit.Value.(type) {
-			case *format.MilliSeconds:
-				pc.perSec = unitMillis
-			case *format.MicroSeconds:
-				pc.perSec = unitMicros
-			case *format.NanoSeconds:
-				pc.perSec = unitNanos
-			default:
+			if pc.perSec = parquetPerSec(ts); pc.perSec == 0 {
 				return nil, typeErr(typ.String() + " of unknown unit; " + want)
 			}
 			return pc, nil

@@ -187,14 +187,7 @@ func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error
 	case date && kind == parquet.Int64:
 		if ts, ok := lt.(*format.TimestampType); ok {
 			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
-			switch ts.Unit.Value.(type) {
-			case *format.MilliSeconds:
-				pc.perSec = unitMillis
-			case *format.MicroSeconds:
-				pc.perSec = unitMicros
-			case *format.NanoSeconds:
-				pc.perSec = unitNanos
-			default:
+			if pc.perSec = parquetPerSec(ts); pc.perSec == 0 {
 				return nil, fmt.Errorf("%w %s of unknown unit", ErrColumnType, typ)
 			}
 			return pc, nil
