@@ -34,25 +34,21 @@ func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 	return dst
 }
 
-var changefreqs = [...]string{"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"}
-
 // AppendChangefreq appends the changefreq raw, trimmed of white space and
 // matched case-insensitively against always, hourly, daily, weekly, monthly,
 // yearly and never, in lower case. Any other value returns dst unchanged and
 // ChangefreqInvalid.
 func AppendChangefreq(dst, raw []byte) ([]byte, Warning) {
 	s := trimWhite(raw)
-next:
-	for _, w := range changefreqs {
-		if len(s) != len(w) {
-			continue
+	if len(s) <= len("monthly") {
+		var b [len("monthly")]byte
+		for i, c := range s {
+			b[i] = lower(c)
 		}
-		for i := 0; i < len(w); i++ {
-			if lower(s[i]) != w[i] {
-				continue next
-			}
+		switch string(b[:len(s)]) {
+		case "always", "hourly", "daily", "weekly", "monthly", "yearly", "never":
+			return append(dst, b[:len(s)]...), 0
 		}
-		return append(dst, w...), 0
 	}
 	return dst, ChangefreqInvalid
 }

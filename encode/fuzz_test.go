@@ -75,6 +75,7 @@ func FuzzAppendURL(f *testing.F) {
 		f.Add(index[s], tt.in, "", "", "")
 		f.Add(uint8(0), tt.in, "", "", "")
 	}
+	changefreqs := []string{"always", "HOURLY", " Daily", "weekly", "monthly", "yearly", "never", "day", "monthlyy"}
 	for i, tt := range lastmodTests {
 		f.Add(uint8(1), "/a", tt.in, changefreqs[i%len(changefreqs)], "0."+strconv.Itoa(i))
 	}
@@ -285,4 +286,112 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// slowLoc is AppendLoc without its fast path: the general path that defines
+// the result.
+func slowLoc(e *Encoder, dst, raw []byte) ([]byte, Reason) {
+	start := len(dst)
+	out, xml, r := e.appendURI(dst, raw)
+	if r != OK {
+		return dst, r
+	}
+	if xml {
+		out = escapeInPlace(out, start)
+	}
+	return out, OK
+}
+
+// fastScopes adds to fuzzScopes scopes whose paths need XML escaping, a port
+// and an IDN, where the fast path must step aside or match exactly.
+func fastScopes(t testing.TB) []*Scope {
+	_, scopes := fuzzScopes(t)
+	for _, s := range []string{"https://ex.com/a&b/", "https://ex.com/it's/", "http://ex.com:8080/x/", "https://bücher.example/", "https://[::1]/"} {
+		sc, err := ParseScope(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scopes = append(scopes, sc)
+	}
+	return scopes
+}
+
+// checkLocFast fails when appendLocFast answers for raw and its answer
+// differs from the general path's; it reports whether it answered.
+func checkLocFast(t *testing.T, sc *Scope, raw string) bool {
+	t.Helper()
+	e := NewEncoder(sc, nil)
+	prefix := []byte("prev")
+	fast, ok := e.appendLocFast(prefix, []byte(raw))
+	if !ok {
+		if string(fast) != "prev" {
+			t.Fatalf("scope %v, loc %q: fast path declined but changed dst to %q", sc, raw, fast)
+		}
+		return false
+	}
+	slow, r := slowLoc(e, prefix, []byte(raw))
+	if r != OK || !bytes.Equal(fast, slow) {
+		t.Fatalf("scope %v, loc %q: fast path %q; general path %q, %v", sc, raw, fast, slow, r)
+	}
+	return true
+}
+
+// fastCases are locs around every decision of appendLocFast.
+var fastCases = []string{
+	"/", "/a", "/a/b.html", "/a?b=c&d='e'", "/a#f", "/a#f#g", "/a?b#c?d", "/ü", "/\xff", "/a\x01", "/a\x7f",
+	"/./a", "/a/./b", "/a/../b", "/a/.b", "/a/%2e/b", "/a/%2E%2E/b", "/a/b.", "/a/b?x=/./y", "/a#/../b",
+	"/%41%zz%", "/a%2", "/a%", "/{}|\\^`\"<> ", "//ex.com/a", " /a ", "", "   ",
+	"http://www.example.com", "http://www.example.com/", "http://www.example.com?q", "http://www.example.com#f",
+	"http://www.example.com:80/", "http://www.example.com./", "http://WWW.example.com/", "HTTP://www.example.com/",
+	"http://www.example.com@evil.com/", "http://www.example.com.evil.com/", "https://www.example.com/",
+	"https://ex.com/a&b/c", "https://ex.com/a&amp;b/c", "https://ex.com/it's/x", "http://ex.com:8080/x/y",
+	"https://xn--bcher-kva.example/x", "https://bücher.example/x", "https://[::1]/x", "https://[0::1]/x",
+	"/" + strings.Repeat("a", maxLoc), "/" + strings.Repeat("&", 500), "/" + strings.Repeat("ü", 700),
+}
+
+func TestAppendLocFast(t *testing.T) {
+	answered := 0
+	for _, sc := range fastScopes(t) {
+		for _, tt := range locTests {
+			if checkLocFast(t, sc, tt.in) {
+				answered++
+			}
+		}
+		for _, raw := range fastCases {
+			if checkLocFast(t, sc, raw) {
+				answered++
+			}
+			if sc != nil && checkLocFast(t, sc, sc.String()+raw) {
+				answered++
+			}
+		}
+	}
+	if answered < 200 {
+		t.Errorf("the fast path answered only %d cases", answered)
+	}
+	// The common shapes must take the fast path, or it buys nothing.
+	sc := newTestScope(t, "https://www.example.com/")
+	for _, raw := range []string{"https://www.example.com/a/b-1.html?id=2&c=d", "/a/l'été", "https://www.example.com/x#top",
+		"/" + strings.Repeat("&", 450) + strings.Repeat("'", 450)} {
+		if !checkLocFast(t, sc, raw) {
+			t.Errorf("loc %q did not take the fast path", raw)
+		}
+	}
+}
+
+func FuzzAppendLocFast(f *testing.F) {
+	scopes := fastScopes(f)
+	for i, raw := range fastCases {
+		f.Add(uint8(i), raw)
+	}
+	for _, tt := range locTests {
+		f.Add(uint8(1), tt.in)
+	}
+	f.Fuzz(func(t *testing.T, si uint8, raw string) {
+		sc := scopes[int(si)%len(scopes)]
+		checkLocFast(t, sc, raw)
+		if sc != nil {
+			checkLocFast(t, sc, sc.String()+raw)
+		}
+	})
 }

@@ -98,6 +98,9 @@ func makeSet(s string) (t [256]bool) {
 // Dot segments are removed, the result must be under the scope and shorter
 // than 2,048 bytes.
 func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
+	if out, ok := e.appendLocFast(dst, raw); ok {
+		return out, OK
+	}
 	start := len(dst)
 	out, xml, r := e.appendURI(dst, raw)
 	if r != OK {
@@ -107,6 +110,117 @@ func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
 		out = escapeInPlace(out, start)
 	}
 	return out, OK
+}
+
+// appendLocFast is AppendLoc for the common case, in one pass: a /path or
+// a URL that starts with the scope's origin exactly as the scope writes it,
+// with no control character, no dot segment and a loc under 2,048 bytes. It
+// XML-escapes as it goes. On anything else it reports false and leaves the
+// result (and the reason of a rejection) to the general path, which defines
+// them: FuzzAppendLocFast checks that both agree wherever this one answers.
+func (e *Encoder) appendLocFast(dst, raw []byte) ([]byte, bool) {
+	sc := e.scope
+	if sc == nil || !sc.plain {
+		return dst, false
+	}
+	s := trimSpace(raw)
+	if len(s) == 0 || len(s) > maxRawLoc {
+		return dst, false
+	}
+	var rest []byte
+	switch o := sc.origin; {
+	case s[0] == '/' && (len(s) == 1 || s[1] != '/'):
+		rest = s
+	case len(s) >= len(o) && string(s[:len(o)]) == string(o) &&
+		(len(s) == len(o) || s[len(o)] == '/' || s[len(o)] == '?' || s[len(o)] == '#'):
+		rest = s[len(o):]
+	default:
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, sc.origin...)
+	pathStart := len(dst)
+	if len(rest) == 0 || rest[0] != '/' {
+		dst = append(dst, '/') // an empty http path is "/"
+	}
+	out, extra, ok := appendPathFast(dst, rest)
+	if !ok || len(out)-start-extra >= maxLoc || !bytes.HasPrefix(out[pathStart:], sc.path) {
+		return dst[:start], false
+	}
+	return out, true
+}
+
+// fastCopy holds the bytes appendPathFast copies in runs: those of class
+// pathCopy except '.', which may start a dot segment.
+var fastCopy = func() (t [256]uint8) {
+	for c := range t {
+		if pathClass[c] == pathCopy && c != '.' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// appendPathFast appends the path, query and fragment s (which starts with
+// '/' or follows one dst ends with) like appendPercent does, XML-escaped, and
+// returns the bytes the escaping added. It reports false on a control
+// character, invalid UTF-8 or a segment that starts with '.' or "%2E".
+func appendPathFast(dst, s []byte) (_ []byte, extra int, ok bool) {
+	inPath, fragment := true, false
+	var high byte
+	for i := 0; i < len(s); {
+		j := i
+		for ; j+8 <= len(s); j += 8 {
+			w := s[j : j+8 : j+8] // one bounds check for eight bytes
+			if fastCopy[w[0]]&fastCopy[w[1]]&fastCopy[w[2]]&fastCopy[w[3]]&
+				fastCopy[w[4]]&fastCopy[w[5]]&fastCopy[w[6]]&fastCopy[w[7]] == 0 {
+				break
+			}
+		}
+		for j < len(s) && fastCopy[s[j]] != 0 {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; {
+		case c == '.':
+			if inPath && dst[len(dst)-1] == '/' {
+				return dst, 0, false
+			}
+			dst = append(dst, '.')
+		case c == '&':
+			dst = append(dst, "&amp;"...)
+			extra += len("&amp;") - 1
+		case c == '\'':
+			dst = append(dst, "&apos;"...)
+			extra += len("&apos;") - 1
+		case c == '?':
+			inPath = false
+			dst = append(dst, '?')
+		case c == '%' && j+2 < len(s) && hexVal[s[j+1]] >= 0 && hexVal[s[j+2]] >= 0:
+			h1, h2 := upper(s[j+1]), upper(s[j+2])
+			if inPath && h1 == '2' && h2 == 'E' && dst[len(dst)-1] == '/' {
+				return dst, 0, false
+			}
+			dst = append(dst, '%', h1, h2)
+			j += 2
+		case c == '#' && !fragment:
+			inPath, fragment = false, true
+			dst = append(dst, '#')
+		case byteFlags[c] == flagCtl:
+			return dst, 0, false
+		default:
+			high |= c & 0x80
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+		}
+		i = j + 1
+	}
+	if high != 0 && !utf8.Valid(s) {
+		return dst, 0, false
+	}
+	return dst, extra, true
 }
 
 // appendURI appends the normalised, percent-encoded URL (not XML-escaped)

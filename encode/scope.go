@@ -13,6 +13,9 @@ type Scope struct {
 	auth   []byte // host[:port], as in origin
 	path   []byte // starts and ends with '/'
 	https  bool
+	// plain: path holds neither '&' nor an apostrophe, so it reads the same
+	// XML-escaped, which appendLocFast's prefix check relies on.
+	plain bool
 }
 
 // ParseScope parses an absolute http or https URL as a scope. It is
@@ -46,6 +49,7 @@ func ParseScope(raw string) (*Scope, error) {
 		https:  b[4] == 's',
 	}
 	s.auth = s.origin[bytes.Index(s.origin, []byte("://"))+len("://"):]
+	s.plain = bytes.IndexAny(s.path, "&'") < 0
 	return s, nil
 }
 

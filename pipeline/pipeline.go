@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/bits"
 	"runtime"
 	"strings"
 	"sync"
@@ -431,10 +432,8 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 			res.Reason, out = encode.EntryTooLarge, out[:start]
 		}
 		b.Out = out
-		for w := range numWarnings {
-			if res.Warnings&(1<<w) != 0 {
-				b.Warnings[w]++
-			}
+		for w := res.Warnings; w != 0; w &= w - 1 {
+			b.Warnings[bits.TrailingZeros32(uint32(w))]++
 		}
 		if res.Reason != encode.OK {
 			rs := len(b.RejectBuf)

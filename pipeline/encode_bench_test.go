@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/bench"
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// BenchmarkEncodeBatch measures the encode stage alone (one worker) on
+// generated rows like the end-to-end benchmark's: the encoder, the
+// field views and the per-row bookkeeping of encodeBatch.
+func BenchmarkEncodeBatch(b *testing.B) {
+	var csv bytes.Buffer
+	csv.WriteString(bench.CSVHeader)
+	g := bench.NewGenerator(1, "https://www.example.com/")
+	var row []byte
+	for range 100_000 {
+		row = g.AppendCSV(row[:0])
+		csv.Write(row)
+	}
+	sc := NewCSVScanner(bytes.NewReader(csv.Bytes()), "bench.csv", CSVOptions{})
+	var batches []*Batch
+	for {
+		batch := newBatch(DefaultChunk)
+		err := sc.Fill(batch, DefaultChunk)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		batches = append(batches, batch)
+	}
+	scope, err := encode.ParseScope("https://www.example.com/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc := encode.NewEncoder(scope, nil)
+	rows, out := 0, 0
+	for _, batch := range batches {
+		encodeBatch(enc, batch, 1<<20)
+		rows += batch.Len()
+		out += len(batch.Out)
+	}
+	b.SetBytes(int64(out))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, batch := range batches {
+			batch.Out, batch.Ends, batch.Rejects = batch.Out[:0], batch.Ends[:0], batch.Rejects[:0]
+			batch.LmKey, batch.LmAt, batch.LmLen = batch.LmKey[:0], batch.LmAt[:0], batch.LmLen[:0]
+			batch.RejectBuf = batch.RejectBuf[:0]
+			encodeBatch(enc, batch, 1<<20)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows*b.N), "ns/row")
+}
