@@ -199,6 +199,13 @@ func FuzzAppendLastmod(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, zi uint8) {
 		tz := fuzzZones[int(zi)%len(fuzzZones)]
 		out, key, w := AppendLastmod([]byte("x"), []byte(in), tz)
+		// The fast path, where it answers, agrees with the general one.
+		if fkey, ok := lastmodFast(trimWhite([]byte(in))); ok {
+			gout, gkey, gw := appendLastmod([]byte("x"), trimWhite([]byte(in)), tz)
+			if gw != 0 || gkey != fkey || !bytes.Equal(gout, out) {
+				t.Fatalf("lastmod %q: fast path key %d, %q; general path %q, key %d, %v", in, fkey, out, gout, gkey, gw)
+			}
+		}
 		if w != 0 {
 			if string(out) != "x" || key != NoLastmod || (w != LastmodInvalid && w != LastmodImprecise) {
 				t.Fatalf("AppendLastmod(%q) = %q, %d, %v", in, out, key, w)
@@ -394,4 +401,40 @@ func FuzzAppendLocFast(f *testing.F) {
 			checkLocFast(t, sc, sc.String()+raw)
 		}
 	})
+}
+
+func TestLastmodFast(t *testing.T) {
+	in := []string{
+		"2024-01-02", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+05:30", "2024-01-02T03:04:05-00:00",
+		"2024-02-29", "2023-02-29", "2024-04-31", "0000-01-01", "0001-01-01", "9999-12-31T23:59:59+14:00",
+		"9999-12-31T23:59:59-14:01", "2024-01-02t03:04:05Z", "2024-01-02T03:04:05z", "2024-01-02 03:04:05Z",
+		"2024-01-02T24:00:00Z", "2024-01-02T23:60:00Z", "2024-01-02T23:59:60Z", "2024-01-02T03:04:05+05:60",
+		"2024-01-02T03:04:05+0530x", "2024-01-02T03:04:05.5Z", "2024-13-02", "2024-00-02", "2024-01-00",
+		"2024/01/02", "2024-01-0a", "２０２４-01-02", "-024-01-02", "2024-01-02T03:04:05*05:30",
+	}
+	for _, tt := range lastmodTests {
+		in = append(in, tt.in)
+	}
+	answered := 0
+	for _, s := range in {
+		key, ok := lastmodFast(trimWhite([]byte(s)))
+		if !ok {
+			continue
+		}
+		answered++
+		for _, tz := range fuzzZones {
+			out, gkey, w := appendLastmod(nil, trimWhite([]byte(s)), tz)
+			if w != 0 || gkey != key || string(out) != string(trimWhite([]byte(s))) {
+				t.Errorf("lastmod %q in %v: fast path key %d; general path %q, key %d, %v", s, tz, key, out, gkey, w)
+			}
+		}
+	}
+	for _, s := range in[:4] {
+		if _, ok := lastmodFast([]byte(s)); !ok {
+			t.Errorf("lastmod %q did not take the fast path", s)
+		}
+	}
+	if answered < 10 {
+		t.Errorf("the fast path answered only %d lastmods", answered)
+	}
 }

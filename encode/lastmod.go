@@ -41,6 +41,65 @@ const (
 // unchanged with the key NoLastmod.
 func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) {
 	s := trimWhite(raw)
+	if key, ok := lastmodFast(s); ok {
+		return append(dst, s...), key, 0
+	}
+	return appendLastmod(dst, s, tz)
+}
+
+// lastmodFast returns the key of s when s is already in a written form
+// (YYYY-MM-DD, or YYYY-MM-DDThh:mm:ss followed by Z or ±hh:mm) and valid, so
+// AppendLastmod writes it as it is; else ok is false and appendLastmod, which
+// defines the result, decides. The layouts are fixed, so it reads digits at
+// known places with no loop; FuzzAppendLastmod checks both agree.
+func lastmodFast(s []byte) (key int64, ok bool) {
+	if (len(s) != 10 && len(s) != 20 && len(s) != 25) || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	y1, y2, m, d := num2(s, 0), num2(s, 2), num2(s, 5), num2(s, 8)
+	year := y1*100 + y2
+	if y1 < 0 || y2 < 0 || year == 0 || m < 1 || m > 12 || d < 1 || d > DaysIn(year, m) {
+		return 0, false
+	}
+	days := daysFromCivil(year, m, d)
+	if len(s) == 10 {
+		return days * secPerDay * usPerSec, true
+	}
+	if s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	hh, mm, ss := num2(s, 11), num2(s, 14), num2(s, 17)
+	if hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59 {
+		return 0, false
+	}
+	off := 0
+	if len(s) == 20 {
+		if s[19] != 'Z' {
+			return 0, false
+		}
+	} else {
+		zh, zm := num2(s, 20), num2(s, 23)
+		if (s[19] != '+' && s[19] != '-') || s[22] != ':' || zh < 0 || zm < 0 || zm > 59 || zh*3600+zm*60 > maxOffset {
+			return 0, false
+		}
+		if off = zh*3600 + zm*60; s[19] == '-' {
+			off = -off
+		}
+	}
+	return (days*secPerDay + int64(hh*3600+mm*60+ss-off)) * usPerSec, true
+}
+
+// num2 returns the two-digit number at s[i:i+2], or -1 if those are not digits.
+func num2(s []byte, i int) int {
+	a, b := int(s[i])-'0', int(s[i+1])-'0'
+	if uint(a) > 9 || uint(b) > 9 {
+		return -1
+	}
+	return a*10 + b
+}
+
+// appendLastmod is AppendLastmod for a trimmed s, any accepted form.
+func appendLastmod(dst, s []byte, tz *time.Location) ([]byte, int64, Warning) {
 	if len(s) < 4 || !isDigits(s[:4]) {
 		return dst, NoLastmod, LastmodInvalid
 	}
