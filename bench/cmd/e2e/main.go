@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/bench"
@@ -83,6 +84,7 @@ func main() {
 	fmt.Printf("| end-to-end | %.2f s, %.0f rows/s, %.0f MB/s uncompressed XML |\n", m.seconds, m.rowsPerSec(), float64(m.xml)/m.seconds/1e6)
 	fmt.Printf("| compression limit (same bytes, compressor, level, cores) | %.0f rows/s |\n", m.limitRowsPerSec())
 	fmt.Printf("| **end-to-end / limit** | **%.2f** |\n", m.ratio())
+	fmt.Printf("| CPU time | %.2f s, %.0f%% of %d cores |\n", m.cpuSecs, 100*m.cpuSecs/m.seconds/float64(runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0))
 	fmt.Printf("| peak RSS | %d MiB |\n", m.rss>>20)
 	fmt.Printf("| allocations per row | %.5f |\n", m.allocsPerRow)
 	fmt.Printf("| output | %d MB XML, %d MB gzip, %d shards |\n", m.xml/1e6, m.gz/1e6, m.shards)
@@ -132,6 +134,7 @@ type result struct {
 	shards             int
 	seconds, limitSecs float64 // limitSecs is scaled to all xml bytes
 	rss                int64
+	cpuSecs            float64 // user+system CPU of the process during the pipeline run
 	allocsPerRow       float64
 	stages             string
 	stageSecs          map[string]float64
@@ -165,12 +168,14 @@ func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int6
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuSeconds()
 	start := time.Now()
 	rep, err := pipeline.Run(context.Background(), pipeline.Config{
 		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
 		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: level, GzipProcs: procs,
 	})
 	secs := time.Since(start).Seconds()
+	cpu := cpuSeconds() - cpu0
 	if last && cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -179,7 +184,7 @@ func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int6
 		return result{}, err
 	}
 	r := result{rows: rep.URLs, xml: rep.BytesUncompressed, gz: rep.BytesCompressed, shards: rep.Shards,
-		seconds: secs, rss: peakRSS(), allocsPerRow: float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)}
+		seconds: secs, cpuSecs: cpu, rss: peakRSS(), allocsPerRow: float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)}
 	r.stageSecs = rep.StageSeconds
 	r.stages = stageString(rep.StageSeconds)
 
@@ -273,6 +278,7 @@ func median(rs []result) result {
 	m := rs[0]
 	m.seconds = pick(func(r result) float64 { return r.seconds })
 	m.limitSecs = pick(func(r result) float64 { return r.limitSecs })
+	m.cpuSecs = pick(func(r result) float64 { return r.cpuSecs })
 	m.rss = int64(pick(func(r result) float64 { return float64(r.rss) }))
 	m.allocsPerRow = pick(func(r result) float64 { return r.allocsPerRow })
 	st := map[string]float64{}
@@ -281,6 +287,15 @@ func median(rs []result) result {
 	}
 	m.stages = stageString(st)
 	return m
+}
+
+// cpuSeconds returns the user and system CPU time the process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // resetPeakRSS makes the kernel restart the process's peak RSS count
