@@ -200,7 +200,7 @@ func FuzzAppendLastmod(f *testing.F) {
 		tz := fuzzZones[int(zi)%len(fuzzZones)]
 		out, key, w := AppendLastmod([]byte("x"), []byte(in), tz)
 		// The fast path, where it answers, agrees with the general one.
-		if fkey, ok := lastmodFast(trimWhite([]byte(in))); ok {
+		if fkey, ok := lastmodFast(trimWhite([]byte(in)), tz == time.UTC); ok {
 			gout, gkey, gw := appendLastmod([]byte("x"), trimWhite([]byte(in)), tz)
 			if gw != 0 || gkey != fkey || !bytes.Equal(gout, out) {
 				t.Fatalf("lastmod %q: fast path key %d, %q; general path %q, key %d, %v", in, fkey, out, gout, gkey, gw)
@@ -406,6 +406,7 @@ func FuzzAppendLocFast(f *testing.F) {
 func TestLastmodFast(t *testing.T) {
 	in := []string{
 		"2024-01-02", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+05:30", "2024-01-02T03:04:05-00:00",
+		"2024-01-02T03:04:05", "2024-01-02 03:04:05", "2024-01-02 03:04:05Z", "2024-01-02t03:04:05",
 		"2024-02-29", "2023-02-29", "2024-04-31", "0000-01-01", "0001-01-01", "9999-12-31T23:59:59+14:00",
 		"9999-12-31T23:59:59-14:01", "2024-01-02t03:04:05Z", "2024-01-02T03:04:05z", "2024-01-02 03:04:05Z",
 		"2024-01-02T24:00:00Z", "2024-01-02T23:60:00Z", "2024-01-02T23:59:60Z", "2024-01-02T03:04:05+05:60",
@@ -417,21 +418,27 @@ func TestLastmodFast(t *testing.T) {
 	}
 	answered := 0
 	for _, s := range in {
-		key, ok := lastmodFast(trimWhite([]byte(s)))
-		if !ok {
-			continue
-		}
-		answered++
 		for _, tz := range fuzzZones {
-			out, gkey, w := appendLastmod(nil, trimWhite([]byte(s)), tz)
-			if w != 0 || gkey != key || string(out) != string(trimWhite([]byte(s))) {
-				t.Errorf("lastmod %q in %v: fast path key %d; general path %q, key %d, %v", s, tz, key, out, gkey, w)
+			key, ok := lastmodFast(trimWhite([]byte(s)), tz == time.UTC)
+			if !ok {
+				continue
+			}
+			answered++
+			want, gkey, w := appendLastmod(nil, trimWhite([]byte(s)), tz)
+			got, _, _ := AppendLastmod(nil, []byte(s), tz)
+			if w != 0 || gkey != key || string(got) != string(want) {
+				t.Errorf("lastmod %q in %v: fast path %q, key %d; general path %q, key %d, %v", s, tz, got, key, want, gkey, w)
 			}
 		}
 	}
-	for _, s := range in[:4] {
-		if _, ok := lastmodFast([]byte(s)); !ok {
+	for _, s := range in[:6] {
+		if _, ok := lastmodFast([]byte(s), true); !ok {
 			t.Errorf("lastmod %q did not take the fast path", s)
+		}
+	}
+	for _, s := range in[4:6] {
+		if _, ok := lastmodFast([]byte(s), false); ok {
+			t.Errorf("zone-less lastmod %q took the fast path outside UTC", s)
 		}
 	}
 	if answered < 10 {

@@ -41,19 +41,28 @@ const (
 // unchanged with the key NoLastmod.
 func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) {
 	s := trimWhite(raw)
-	if key, ok := lastmodFast(s); ok {
-		return append(dst, s...), key, 0
+	utc := tz == nil || tz == time.UTC
+	if key, ok := lastmodFast(s, utc); ok {
+		if len(s) != len("2006-01-02T15:04:05") {
+			return append(dst, s...), key, 0
+		}
+		// Zone-less in UTC: the SQL form's space becomes 'T', and 'Z' the zone.
+		dst = append(dst, s[:10]...)
+		dst = append(dst, 'T')
+		dst = append(dst, s[11:]...)
+		return append(dst, 'Z'), key, 0
 	}
 	return appendLastmod(dst, s, tz)
 }
 
-// lastmodFast returns the key of s when s is already in a written form
-// (YYYY-MM-DD, or YYYY-MM-DDThh:mm:ss followed by Z or ±hh:mm) and valid, so
-// AppendLastmod writes it as it is; else ok is false and appendLastmod, which
-// defines the result, decides. The layouts are fixed, so it reads digits at
-// known places with no loop; FuzzAppendLastmod checks both agree.
-func lastmodFast(s []byte) (key int64, ok bool) {
-	if (len(s) != 10 && len(s) != 20 && len(s) != 25) || s[4] != '-' || s[7] != '-' {
+// lastmodFast returns the key of s when s has one of the common fixed
+// layouts and is valid: YYYY-MM-DD or YYYY-MM-DDThh:mm:ss followed by Z or
+// ±hh:mm, which AppendLastmod writes as they are, or, when the zone-less
+// time is read in UTC (utc), YYYY-MM-DD[T ]hh:mm:ss. Else ok is false and
+// appendLastmod, which defines the result, decides. It reads digits at known
+// places with no loop; FuzzAppendLastmod checks both agree.
+func lastmodFast(s []byte, utc bool) (key int64, ok bool) {
+	if (len(s) != 10 && len(s) != 19 && len(s) != 20 && len(s) != 25) || s[4] != '-' || s[7] != '-' {
 		return 0, false
 	}
 	y1, y2, m, d := num2(s, 0), num2(s, 2), num2(s, 5), num2(s, 8)
@@ -65,7 +74,7 @@ func lastmodFast(s []byte) (key int64, ok bool) {
 	if len(s) == 10 {
 		return days * secPerDay * usPerSec, true
 	}
-	if s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+	if (s[10] != 'T' && (s[10] != ' ' || len(s) != 19)) || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}
 	hh, mm, ss := num2(s, 11), num2(s, 14), num2(s, 17)
@@ -73,11 +82,16 @@ func lastmodFast(s []byte) (key int64, ok bool) {
 		return 0, false
 	}
 	off := 0
-	if len(s) == 20 {
+	switch len(s) {
+	case 19:
+		if !utc {
+			return 0, false
+		}
+	case 20:
 		if s[19] != 'Z' {
 			return 0, false
 		}
-	} else {
+	default:
 		zh, zm := num2(s, 20), num2(s, 23)
 		if (s[19] != '+' && s[19] != '-') || s[22] != ':' || zh < 0 || zm < 0 || zm > 59 || zh*3600+zm*60 > maxOffset {
 			return 0, false
