@@ -479,12 +479,10 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			pending[next%uint64(r.depth)] = nil
 			next++
 			t := time.Now()
-			prev := uint32(0)
-			for k, end := range b.Ends {
-				at := b.LmAt[k]
-				s := r.cutter.Add(b.Out[prev:end], b.LmKey[k], b.Out[at:at+uint32(b.LmLen[k])])
-				prev = end
-				if s != nil {
+			ents := shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}
+			for k := 0; k < len(b.Ends); {
+				var s *shard.Shard
+				if k, s = r.cutter.AddEntries(&ents, k); s != nil {
 					if r.cfg.Fanout == 1 {
 						return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
 					}

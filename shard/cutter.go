@@ -104,6 +104,74 @@ func (c *Cutter) Add(entry []byte, key int64, lastmod []byte) (closed *Shard) {
 	return closed
 }
 
+// Entries is a run of encoded entries held back to back, as an encode
+// stage produces them: entry k is Data[Ends[k-1]:Ends[k]] (entry 0 starts
+// at 0), its newest-lastmod key is Keys[k] (NoLastmod for none) and the text
+// of that lastmod is Data[LmAt[k]:LmAt[k]+LmLen[k]].
+type Entries struct {
+	Data  []byte
+	Ends  []uint32
+	Keys  []int64
+	LmAt  []uint32
+	LmLen []uint16
+}
+
+// AddEntries adds e's entries from entry k on, as successive calls to Add
+// would, copying every entry that fits the open shard in one go. It stops
+// after the first shard it closes and returns that shard and the next entry
+// to add, so the caller can hand the shard on before the cutter opens
+// another; it returns nil and len(e.Ends) once every entry is in.
+// No entry may exceed MaxEntry.
+func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Shard) {
+	if k >= len(e.Ends) {
+		return len(e.Ends), nil
+	}
+	s := c.open
+	if s == nil {
+		s = c.start()
+	}
+	start := 0
+	if k > 0 {
+		start = int(e.Ends[k-1])
+	}
+	// The entries [k, to) that fit: at most the URLs left, then the longest
+	// run within the bytes left (ends grow, so search them).
+	room := c.maxBytes - len(Footer) - len(s.Data)
+	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	to := lo
+	if to == k && s.URLs == 0 {
+		to++ // an empty shard takes any entry, as Add does: never loop
+	}
+	if to > k {
+		end := int(e.Ends[to-1])
+		s.Data = append(s.Data, e.Data[start:end]...)
+		s.URLs += to - k
+		best := k
+		for i := k + 1; i < to; i++ {
+			if e.Keys[i] > e.Keys[best] {
+				best = i
+			}
+		}
+		if key := e.Keys[best]; key > s.LastmodKey {
+			at := e.LmAt[best]
+			s.LastmodKey = key
+			s.lastmod = append(s.lastmod[:0], e.Data[at:at+uint32(e.LmLen[best])]...)
+		}
+	}
+	if to == len(e.Ends) {
+		return to, nil
+	}
+	// Entry to does not fit: the open shard is done, as Add would find.
+	return to, c.close()
+}
+
 // Flush closes and returns the open shard, or nil when no entry is pending.
 func (c *Cutter) Flush() *Shard {
 	if c.open == nil {

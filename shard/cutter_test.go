@@ -186,3 +186,84 @@ func TestCutterHeaderCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestCutterAddEntries: over random entries, lastmods, limits and run
+// lengths, AddEntries cuts exactly the shards successive Adds cut.
+func TestCutterAddEntries(t *testing.T) {
+	for seed := range 300 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		maxURLs := 1 + rng.IntN(60)
+		maxEntry := 1 + rng.IntN(200)
+		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		if seed%10 == 0 {
+			maxBytes = len(Header) + len(Footer) + maxEntry // one long entry per shard
+		}
+		one, run := NewCutter(maxURLs, maxBytes), NewCutter(maxURLs, maxBytes)
+		type cut struct {
+			num, urls int
+			key       int64
+			data, lm  string
+		}
+		var want, got []cut
+		keep := func(to *[]cut, c *Cutter, s *Shard) {
+			if s != nil {
+				*to = append(*to, cut{s.Num, s.URLs, s.LastmodKey, string(s.Data), string(s.Lastmod())})
+				c.Recycle(s)
+			}
+		}
+		for b := range 40 {
+			var e Entries
+			for i := range rng.IntN(80) {
+				e.Data = append(e.Data, entry(1+rng.IntN(maxEntry), 'a'+byte((b+i)%26))...)
+				e.Ends = append(e.Ends, uint32(len(e.Data)))
+				key, at, n := NoLastmod, 0, 0
+				if rng.IntN(3) > 0 {
+					key, at, n = rng.Int64N(1000), rng.IntN(len(e.Data)), 1
+				}
+				e.Keys, e.LmAt, e.LmLen = append(e.Keys, key), append(e.LmAt, uint32(at)), append(e.LmLen, uint16(n))
+			}
+			prev := 0
+			for k, end := range e.Ends {
+				at := e.LmAt[k]
+				keep(&want, one, one.Add(e.Data[prev:end], e.Keys[k], e.Data[at:at+uint32(e.LmLen[k])]))
+				prev = int(end)
+			}
+			for k := 0; k < len(e.Ends); {
+				var s *Shard
+				k, s = run.AddEntries(&e, k)
+				keep(&got, run, s)
+			}
+		}
+		keep(&want, one, one.Flush())
+		keep(&got, run, run.Flush())
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: AddEntries cut %d shards, Add %d", seed, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("seed %d: shard %d differs:\nAddEntries %+v\nAdd        %+v", seed, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func BenchmarkCutterAddEntries(b *testing.B) {
+	c := NewCutter(50000, 10485760)
+	var e Entries
+	for i := range 6000 {
+		e.Data = append(e.Data, entry(190, 'x')...)
+		e.Ends = append(e.Ends, uint32(len(e.Data)))
+		e.Keys, e.LmAt, e.LmLen = append(e.Keys, int64(i)), append(e.LmAt, 0), append(e.LmLen, 4)
+	}
+	b.SetBytes(int64(len(e.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for k := 0; k < len(e.Ends); {
+			var s *Shard
+			if k, s = c.AddEntries(&e, k); s != nil {
+				c.Recycle(s)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(e.Ends)), "ns/entry")
+}
