@@ -31,6 +31,12 @@ import (
 // list extension columns images, alternates and videos are list or
 // large_list columns (arrow_list.go).
 //
+// arrow-go decodes the messages, which sitemapgen reads and checks first
+// (arrow_guard.go): nothing a corrupt input claims (lengths, counts,
+// decompressed sizes) is allocated before it is checked against the input
+// and the limits there, so a damaged file costs memory in proportion to its
+// size, and at most maxArrowBatch per record batch.
+//
 // Batch.Line holds the 1-based row number of each row in the file.
 type ArrowReader struct {
 	name  string

@@ -568,7 +568,7 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 		return nil, err
 	}
 	if want != 0 && msg.typ != want {
-		return nil, fmt.Errorf("message of type %d where the file has type %d", msg.typ, want)
+		return nil, fmt.Errorf("message of type %d where the file should have one of type %d", msg.typ, want)
 	}
 	if blk != nil && (int64(prefix+len(meta)) != blk.meta || msg.bodyLen != blk.body) {
 		return nil, fmt.Errorf("message of %d+%d bytes where the footer says %d+%d", prefix+len(meta), msg.bodyLen, blk.meta, blk.body)

@@ -192,14 +192,62 @@ func TestArrowCompressed(t *testing.T) {
 	if err != nil || strings.Count(want, "\n") != 23 {
 		t.Fatalf("fixture: %v, %q", err, want)
 	}
-	for _, codec := range []ipc.Option{ipc.WithZstd(), ipc.WithLZ4()} {
+	for _, codec := range [][]ipc.Option{
+		{ipc.WithZstd()},
+		{ipc.WithLZ4()},
+		{ipc.WithZstd(), ipc.WithMinSpaceSavings(0.5)}, // some buffers stored uncompressed
+	} {
 		for _, stream := range []bool{false, true} {
 			name := map[bool]string{false: "c.arrow", true: "c.arrows"}[stream]
-			data := rewriteArrow(t, good, stream, codec)
+			data := rewriteArrow(t, good, stream, codec...)
 			got, err := arrowText(t, writeFile(t, name, data))
 			if err != nil || got != want {
 				t.Errorf("%s: %v\n%s\nwant\n%s", name, err, got, want)
 			}
+		}
+	}
+}
+
+// noSize is a file whose size cannot be found (Seek to the end fails).
+type noSize struct{ *bytes.Reader }
+
+func (r noSize) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekEnd {
+		return 0, errors.New("no size")
+	}
+	return r.Reader.Seek(off, whence)
+}
+
+// TestArrowStreamUnknownSize: a stream of unknown size reads, and what its
+// messages claim is bounded by the limits alone, the buffers growing with
+// the bytes really read.
+func TestArrowStreamUnknownSize(t *testing.T) {
+	stream, err := os.ReadFile(fixtures + "rows.arrows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar, err := NewArrowReader(noSize{bytes.NewReader(stream)}, "x.arrows", ColumnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := readAll(ar); err != nil || rows != 23 {
+		t.Fatalf("%d rows, %v", rows, err)
+	}
+	m := firstMsg(t, ipcMessages(t, stream, 0), arrowBatchMsg)
+	for name, edit := range map[string]func(b []byte){
+		"metadata": func(b []byte) { put32(b, m.at+4, 60<<20) },
+		"body":     func(b []byte) { put64(b, at(t, fbAt(t, b, m.meta), m.meta, slotMsgBodyLen), 1000<<20) },
+	} {
+		bad := bytes.Clone(stream)
+		edit(bad)
+		done := boundedCost(t, bad)
+		ar, err := NewArrowReader(noSize{bytes.NewReader(bad)}, "x.arrows", ColumnOptions{})
+		if err == nil {
+			_, err = readAll(ar)
+		}
+		done()
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "unexpected EOF") {
+			t.Errorf("%s: %v, want ErrCorrupt, unexpected EOF", name, err)
 		}
 	}
 }
