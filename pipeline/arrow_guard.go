@@ -536,6 +536,16 @@ func (b arrowBlock) check(end int64) error {
 // Message returns the next message, checked; io.EOF after the last. It is
 // valid until the next call.
 func (m *arrowMessages) Message() (*ipc.Message, error) {
+	msg, err := m.message()
+	if err != nil && err != io.EOF && errors.Is(err, io.EOF) {
+		// arrow-go ends a stream quietly on an error that is io.EOF: only
+		// the end of the input may be one, never a damaged message.
+		err = errors.New(err.Error())
+	}
+	return msg, err
+}
+
+func (m *arrowMessages) message() (*ipc.Message, error) {
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
@@ -600,17 +610,20 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 // read reads a message: its prefix, metadata (checked) and body.
 func (m *arrowMessages) read() (meta, body []byte, prefix int, msg arrowMsg, err error) {
 	var h [4]byte
-	if n, err := io.ReadFull(m.r, h[:]); err != nil {
-		if n == 0 && err == io.EOF {
+	if _, err := io.ReadFull(m.r, h[:]); err != nil {
+		if err == io.EOF {
 			return nil, nil, 0, msg, io.EOF // a stream without its end-of-stream marker
 		}
-		return nil, nil, 0, msg, fmt.Errorf("message prefix: %w", io.ErrUnexpectedEOF)
+		return nil, nil, 0, msg, fmt.Errorf("message prefix: %w", err)
 	}
 	m.consume(4)
 	n, prefix := binary.LittleEndian.Uint32(h[:]), 4
 	if n == arrowContinuation {
 		if _, err := io.ReadFull(m.r, h[:]); err != nil {
-			return nil, nil, 0, msg, fmt.Errorf("message length: %w", io.ErrUnexpectedEOF)
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, nil, 0, msg, fmt.Errorf("message length: %w", err)
 		}
 		m.consume(4)
 		n, prefix = binary.LittleEndian.Uint32(h[:]), 8

@@ -252,6 +252,40 @@ func TestArrowStreamUnknownSize(t *testing.T) {
 	}
 }
 
+// failAt is a file whose reads fail at offset cut with an error that wraps io.EOF.
+type failAt struct {
+	*bytes.Reader
+	cut int64
+}
+
+func (r failAt) Read(p []byte) (int, error) {
+	pos, _ := r.Reader.Seek(0, io.SeekCurrent)
+	if pos >= r.cut {
+		return 0, fmt.Errorf("read: %w", io.EOF)
+	}
+	return r.Reader.Read(p[:min(int64(len(p)), r.cut-pos)])
+}
+
+// TestArrowReadErrorNotEOF: an error reading inside a message is an error,
+// even one that wraps io.EOF (which arrow-go takes for the end of the
+// stream): rows are never dropped quietly.
+func TestArrowReadErrorNotEOF(t *testing.T) {
+	stream, err := os.ReadFile(fixtures + "rows.arrows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := ipcMessages(t, stream, 0)
+	last := msgs[len(msgs)-1]
+	ar, err := NewArrowReader(failAt{bytes.NewReader(stream), int64(last.body + 8)}, "x.arrows", ColumnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readAll(ar)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "read: EOF") {
+		t.Fatalf("%d rows, %v; want ErrCorrupt", rows, err)
+	}
+}
+
 // TestArrowStringViewCompressed: a compressed string_view column (variadic
 // data buffers) reads back.
 func TestArrowStringViewCompressed(t *testing.T) {
