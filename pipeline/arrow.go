@@ -31,13 +31,18 @@ import (
 // list extension columns images, alternates and videos are list or
 // large_list columns (arrow_list.go).
 //
+// arrow-go decodes the messages, which sitemapgen reads and checks first
+// (arrow_guard.go): nothing a corrupt input claims (lengths, counts,
+// decompressed sizes) is allocated before it is checked against the input
+// and the limits there, so a damaged file costs memory in proportion to its
+// size, and at most maxArrowBatch per record batch.
+//
 // Batch.Line holds the 1-based row number of each row in the file.
 type ArrowReader struct {
 	name  string
 	file  *os.File
-	fr    *ipc.FileReader // the file format, or
-	sr    *ipc.Reader     // the stream format
-	next  int             // next record batch of fr
+	sr    *ipc.Reader // over arrowMessages: the file or the stream format
+	next  int         // next record batch
 	rec   arrow.RecordBatch
 	pos   int // next row of rec
 	cols  [NumColumns]int
@@ -80,30 +85,43 @@ func NewArrowReader(r io.ReadSeeker, source string, opt ColumnOptions) (ar *Arro
 		}
 	}()
 	ar = &ArrowReader{name: source}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		size = -1 // a stream of unknown size: the limits alone bound what it claims
+	}
 	var magic [len(arrowMagic)]byte
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
 	n, _ := io.ReadFull(r, magic[:])
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	var schema *arrow.Schema
+	// arrow-go decodes the messages, read and checked by arrowMessages
+	// (arrow_guard.go): it allocates what a message claims.
+	var msgs *arrowMessages
+	what := "not a readable Arrow IPC file or stream"
 	if string(magic[:n]) == arrowMagic {
-		ra, ok := r.(ipc.ReadAtSeeker)
-		if !ok {
+		what = "not a readable Arrow IPC file"
+		ra, ok := r.(io.ReaderAt)
+		if !ok || size < 0 {
 			return nil, fmt.Errorf("%s: the Arrow file format needs a file, not a stream", source)
 		}
-		ar.fr, err = ipc.NewFileReader(ra)
-		if err != nil {
-			return nil, fmt.Errorf("%s: not a readable Arrow IPC file: %w: %w", source, ErrCorrupt, err)
+		if msgs, err = newArrowFile(ra, size); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w: %w", source, what, ErrCorrupt, err)
 		}
-		schema = ar.fr.Schema()
 	} else {
-		ar.sr, err = ipc.NewReader(bufio.NewReaderSize(r, 1<<20))
-		if err != nil {
-			return nil, fmt.Errorf("%s: not a readable Arrow IPC file or stream: %w: %w", source, ErrCorrupt, err)
+		buf := 1 << 20
+		if size >= 0 {
+			buf = int(max(16, min(size, 1<<20)))
 		}
-		schema = ar.sr.Schema()
+		msgs = newArrowStream(bufio.NewReaderSize(r, buf), size)
 	}
-	fields := schema.Fields()
+	ar.sr, err = ipc.NewReaderFromMessageReader(msgs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w: %w", source, what, ErrCorrupt, err)
+	}
+	fields := ar.sr.Schema().Fields()
 	have := make([]string, len(fields))
 	for i, f := range fields {
 		have[i] = f.Name
@@ -232,10 +250,6 @@ func (ar *ArrowReader) Rows() int64 { return ar.rows }
 
 // Close releases the input.
 func (ar *ArrowReader) Close() error {
-	if ar.fr != nil {
-		ar.fr.Close()
-		ar.fr = nil
-	}
 	if ar.sr != nil {
 		ar.sr.Release()
 		ar.sr = nil
@@ -253,26 +267,14 @@ func (ar *ArrowReader) Close() error {
 func (ar *ArrowReader) nextRecord() error {
 	for {
 		ar.rec, ar.pos = nil, 0
-		if ar.fr != nil {
-			if ar.next >= ar.fr.NumRecords() {
-				return io.EOF
+		if !ar.sr.Next() {
+			if err := ar.sr.Err(); err != nil {
+				return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next, ErrCorrupt, err)
 			}
-			rec, err := ar.fr.RecordBatch(ar.next)
-			ar.next++
-			if err != nil {
-				return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next-1, ErrCorrupt, err)
-			}
-			ar.rec = rec
-		} else {
-			if !ar.sr.Next() {
-				if err := ar.sr.Err(); err != nil {
-					return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next, ErrCorrupt, err)
-				}
-				return io.EOF
-			}
-			ar.next++
-			ar.rec = ar.sr.RecordBatch()
+			return io.EOF
 		}
+		ar.next++
+		ar.rec = ar.sr.RecordBatch()
 		if ar.rec.NumRows() > 0 {
 			return nil
 		}

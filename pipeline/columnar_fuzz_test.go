@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // checkBatch checks what Fill promises: views inside b.Buf, one line number
@@ -105,11 +107,24 @@ func boundedCost(t *testing.T, data []byte) func() {
 	}
 }
 
-// FuzzArrowReader is FuzzParquetReader for Arrow IPC files and streams.
+// FuzzArrowReader is FuzzParquetReader for Arrow IPC files and streams,
+// seeded also with compressed ones and the damaged inputs of
+// TestArrowClaimsBounded.
 func FuzzArrowReader(f *testing.F) {
 	fuzzSeeds(f, ".arrow")
 	fuzzSeeds(f, ".arrows")
+	good, err := os.ReadFile(fixtures + "rows.arrow")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(rewriteArrow(f, good, false, ipc.WithZstd()))
+	f.Add(rewriteArrow(f, good, true, ipc.WithLZ4()))
+	f.Add(stringViewStream(f))
+	for _, c := range arrowClaims(f) {
+		f.Add(c.data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer boundedCost(t, data)()
 		ar, err := NewArrowReader(bytes.NewReader(data), "fuzz.arrow", ColumnOptions{})
 		if err != nil {
 			return
