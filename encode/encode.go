@@ -62,6 +62,8 @@ type Encoder struct {
 	hostErr Reason
 	hostSet bool
 
+	zone zoneCache // the last period of tz a zone-less lastmod fell in
+
 	media []byte // escaped media query of media alternates; nil: DefaultMediaQuery
 }
 
@@ -106,7 +108,7 @@ func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 		at := len(dst)
 		var key int64
 		var w Warning
-		dst, key, w = AppendLastmod(dst, lm, e.tz)
+		dst, key, w = appendLastmodZone(dst, lm, e.tz, &e.zone)
 		if w != 0 {
 			dst = dst[:mark]
 			res.Warnings |= w

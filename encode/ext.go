@@ -480,7 +480,7 @@ func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warnin
 			dst = strconv.AppendUint(dst, n, 10)
 		case ExtVideoExpirationDate, ExtVideoPublicationDate:
 			var lw Warning
-			dst, _, lw = AppendLastmod(dst, v, e.tz)
+			dst, _, lw = appendLastmodZone(dst, v, e.tz, &e.zone)
 			ok = lw == 0
 		case ExtVideoRating:
 			ok = validRating(v)
@@ -531,7 +531,7 @@ func (e *Encoder) appendNews(dst []byte, f *Fields, w Warning) ([]byte, Warning)
 	}
 	dst = append(dst, "</news:language></news:publication><news:publication_date>"...)
 	var lw Warning
-	if dst, _, lw = AppendLastmod(dst, date, e.tz); lw != 0 {
+	if dst, _, lw = appendLastmodZone(dst, date, e.tz, &e.zone); lw != 0 {
 		return dst[:mark], w | NewsInvalid
 	}
 	dst = append(dst, "</news:publication_date><news:title>"...)

@@ -2,6 +2,7 @@ package encode
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"encoding/xml"
 	"net/url"
 	"regexp"
@@ -196,12 +197,18 @@ func FuzzAppendLastmod(f *testing.F) {
 	f.Add("2024-11-03T01:30", uint8(2))    // New York, ambiguous
 	f.Add("2024-03-10T02:30", uint8(2))    // New York, skipped
 	f.Add("2024-04-07 01:45:00", uint8(4)) // Lord Howe, ambiguous half hour
+	caches := make([]zoneCache, len(fuzzZones)) // kept across inputs, as an Encoder keeps its own
 	f.Fuzz(func(t *testing.T, in string, zi uint8) {
 		tz := fuzzZones[int(zi)%len(fuzzZones)]
 		out, key, w := AppendLastmod([]byte("x"), []byte(in), tz)
+		// An Encoder's cached zone periods change nothing.
+		cout, ckey, cw := appendLastmodZone([]byte("x"), []byte(in), tz, &caches[int(zi)%len(fuzzZones)])
+		if !bytes.Equal(cout, out) || ckey != key || cw != w {
+			t.Fatalf("lastmod %q in %v: %q, %d, %v; with the zone cache %q, %d, %v", in, tz, out, key, w, cout, ckey, cw)
+		}
 		// The fast path, where it answers, agrees with the general one.
 		if fkey, ok := lastmodFast(trimWhite([]byte(in)), tz == time.UTC); ok {
-			gout, gkey, gw := appendLastmod([]byte("x"), trimWhite([]byte(in)), tz)
+			gout, gkey, gw := appendLastmod([]byte("x"), trimWhite([]byte(in)), tz, nil)
 			if gw != 0 || gkey != fkey || !bytes.Equal(gout, out) {
 				t.Fatalf("lastmod %q: fast path key %d, %q; general path %q, key %d, %v", in, fkey, out, gout, gkey, gw)
 			}
@@ -424,7 +431,7 @@ func TestLastmodFast(t *testing.T) {
 				continue
 			}
 			answered++
-			want, gkey, w := appendLastmod(nil, trimWhite([]byte(s)), tz)
+			want, gkey, w := appendLastmod(nil, trimWhite([]byte(s)), tz, nil)
 			got, _, _ := AppendLastmod(nil, []byte(s), tz)
 			if w != 0 || gkey != key || string(got) != string(want) {
 				t.Errorf("lastmod %q in %v: fast path %q, key %d; general path %q, key %d, %v", s, tz, got, key, want, gkey, w)
@@ -443,5 +450,34 @@ func TestLastmodFast(t *testing.T) {
 	}
 	if answered < 10 {
 		t.Errorf("the fast path answered only %d lastmods", answered)
+	}
+}
+
+// TestZoneCache walks wall-clock times through two years of every test zone
+// (DST changes, half-hour and odd offsets) in order and in random jumps:
+// the cached offset is always the one time.Date gives.
+func TestZoneCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, tz := range fuzzZones {
+		var z zoneCache
+		check := func(local int64) {
+			u := time.Unix(local, 0).UTC()
+			y, mo, d := u.Date()
+			h, mi, s := u.Clock()
+			want := int(local - time.Date(y, mo, d, h, mi, s, 0, tz).Unix())
+			if got := z.offset(tz, local, y, int(mo), d, h, mi, s); got != want {
+				t.Fatalf("%v at %v (wall clock): offset %d, time.Date %d", tz, u.Format("2006-01-02 15:04:05"), got, want)
+			}
+		}
+		from := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+		for local := from; local < from+2*365*86400; local += 7 * 60 {
+			check(local)
+		}
+		for range 20000 {
+			check(from + rng.Int64N(2*365*86400))
+		}
+		for _, y := range []int64{1, 1800, 1900, 9999} { // before zones, and far out
+			check(time.Date(int(y), 6, 1, 12, 0, 0, 0, time.UTC).Unix())
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package encode
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 const (
 	usPerSec  = 1_000_000
@@ -40,6 +43,12 @@ const (
 // day); anything else returns LastmodInvalid. On a warning dst is returned
 // unchanged with the key NoLastmod.
 func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) {
+	return appendLastmodZone(dst, raw, tz, nil)
+}
+
+// appendLastmodZone is AppendLastmod, reading zone-less times in tz
+// through zc when zc is not nil.
+func appendLastmodZone(dst, raw []byte, tz *time.Location, zc *zoneCache) ([]byte, int64, Warning) {
 	s := trimWhite(raw)
 	utc := tz == nil || tz == time.UTC
 	if key, ok := lastmodFast(s, utc); ok {
@@ -52,7 +61,7 @@ func AppendLastmod(dst, raw []byte, tz *time.Location) ([]byte, int64, Warning) 
 		dst = append(dst, s[11:]...)
 		return append(dst, 'Z'), key, 0
 	}
-	return appendLastmod(dst, s, tz)
+	return appendLastmod(dst, s, tz, zc)
 }
 
 // lastmodFast returns the key of s when s has one of the common fixed
@@ -112,8 +121,9 @@ func num2(s []byte, i int) int {
 	return a*10 + b
 }
 
-// appendLastmod is AppendLastmod for a trimmed s, any accepted form.
-func appendLastmod(dst, s []byte, tz *time.Location) ([]byte, int64, Warning) {
+// appendLastmod is AppendLastmod for a trimmed s, any accepted form; zc,
+// when not nil, remembers tz's offsets.
+func appendLastmod(dst, s []byte, tz *time.Location, zc *zoneCache) ([]byte, int64, Warning) {
 	if len(s) < 4 || !isDigits(s[:4]) {
 		return dst, NoLastmod, LastmodInvalid
 	}
@@ -215,7 +225,11 @@ func appendLastmod(dst, s []byte, tz *time.Location) ([]byte, int64, Warning) {
 		if tz != nil && tz != time.UTC {
 			// Not Zone(): in a gap (spring forward) time.Date moves the wall
 			// clock on, and the offset must describe the instant it chose.
-			off = int(local - time.Date(year, time.Month(month), day, hh, mm, ss, 0, tz).Unix())
+			if zc != nil {
+				off = zc.offset(tz, local, year, month, day, hh, mm, ss)
+			} else {
+				off = int(local - time.Date(year, time.Month(month), day, hh, mm, ss, 0, tz).Unix())
+			}
 		}
 		if off%60 != 0 || off > maxOffset || off < -maxOffset {
 			return appendUTC(dst, local-int64(off), frac)
@@ -254,6 +268,42 @@ func appendLastmod(dst, s []byte, tz *time.Location) ([]byte, int64, Warning) {
 		dst = append2(dst, a/60%60)
 	}
 	return dst, key, 0
+}
+
+// zoneCache remembers one period of a time zone, [start, end) in Unix
+// seconds, during which its offset from UTC is off, so reading zone-less
+// times in a zone does not ask package time (~100 ns) for every row: exports
+// with naive timestamps list many times within one period.
+type zoneCache struct {
+	start, end int64
+	off        int
+	set        bool
+}
+
+// offset returns the offset, in seconds east, that time.Date gives the
+// wall-clock time y-mo-d h:mi:s in tz, whose seconds since the epoch read as
+// UTC are local. time.Date looks up the period holding local and keeps its
+// offset when local minus that offset falls in the same period; when both
+// fall in the cached period that is the cached offset, and otherwise the
+// answer comes from time.Date, and the period holding local is cached.
+func (z *zoneCache) offset(tz *time.Location, local int64, y, mo, d, h, mi, s int) int {
+	if z.set && local >= z.start && local < z.end {
+		if utc := local - int64(z.off); utc >= z.start && utc < z.end {
+			return z.off
+		}
+	}
+	off := int(local - time.Date(y, time.Month(mo), d, h, mi, s, 0, tz).Unix())
+	t := time.Unix(local, 0).In(tz)
+	_, z.off = t.Zone()
+	first, next := t.ZoneBounds()
+	z.start, z.end, z.set = math.MinInt64, math.MaxInt64, true
+	if !first.IsZero() {
+		z.start = first.Unix()
+	}
+	if !next.IsZero() {
+		z.end = next.Unix()
+	}
+	return off
 }
 
 // appendUTC writes the instant utc (seconds since the epoch) plus the
