@@ -2,8 +2,8 @@ package encode
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"encoding/xml"
+	"math/rand/v2"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -194,9 +194,9 @@ func FuzzAppendLastmod(f *testing.F) {
 	for i, tt := range lastmodTests {
 		f.Add(tt.in, uint8(i))
 	}
-	f.Add("2024-11-03T01:30", uint8(2))    // New York, ambiguous
-	f.Add("2024-03-10T02:30", uint8(2))    // New York, skipped
-	f.Add("2024-04-07 01:45:00", uint8(4)) // Lord Howe, ambiguous half hour
+	f.Add("2024-11-03T01:30", uint8(2))         // New York, ambiguous
+	f.Add("2024-03-10T02:30", uint8(2))         // New York, skipped
+	f.Add("2024-04-07 01:45:00", uint8(4))      // Lord Howe, ambiguous half hour
 	caches := make([]zoneCache, len(fuzzZones)) // kept across inputs, as an Encoder keeps its own
 	f.Fuzz(func(t *testing.T, in string, zi uint8) {
 		tz := fuzzZones[int(zi)%len(fuzzZones)]
