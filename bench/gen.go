@@ -7,6 +7,10 @@ import (
 	"strconv"
 )
 
+// GeneratorVersion names the rows a Generator writes for a seed; it changes
+// whenever they do, so cached inputs (bench/cmd/e2e) are regenerated.
+const GeneratorVersion = "g2"
+
 // Generator writes realistic URL rows, each URL once: lengths from 30 to 300 bytes around a
 // mean of about 90, varied path depths, query strings with '&', about 2%
 // non-ASCII paths, some quotes and apostrophes, lastmods mixing dates and

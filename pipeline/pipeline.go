@@ -150,6 +150,11 @@ type run struct {
 	rep      *Report
 	inputs   []inputFile // the inputs, folders and globs expanded
 	gzFree   chan []byte // recycled buffers of compressed shards; its capacity bounds them
+	// shardRoom holds a token for each further shard the cutter may open
+	// while closed ones are still being compressed: with the open shard,
+	// its capacity bounds the uncompressed shards in memory, so the peak
+	// does not depend on how the stages happen to race.
+	shardRoom chan struct{}
 	// namespaces are those of the extension columns of all inputs, known
 	// before the first row: every shard of the run declares them.
 	namespaces encode.Namespaces
@@ -268,6 +273,11 @@ func (r *run) generate(ctx context.Context) error {
 	}
 	// Every compressed shard in flight (compressing, queued, uploading) has
 	// a buffer from this pool: recycled, they keep memory flat on any input.
+	// The open shard, one queued and one per compressor.
+	r.shardRoom = make(chan struct{}, ncomp+1)
+	for range cap(r.shardRoom) {
+		r.shardRoom <- struct{}{}
+	}
 	r.gzFree = make(chan []byte, ncomp+2*cfg.Uploads)
 	for range cap(r.gzFree) {
 		r.gzFree <- nil
@@ -469,6 +479,20 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			return ctx.Err()
 		}
 	}
+	// room waits until the cutter may open another shard.
+	room := func() error {
+		t := time.Now()
+		defer func() { blocked += time.Since(t) }()
+		select {
+		case <-r.shardRoom:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := room(); err != nil { // for the first shard
+		return err
+	}
 	for b := range in {
 		pending[b.Seq%uint64(r.depth)] = b
 		for {
@@ -487,6 +511,9 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 						return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
 					}
 					if err := send(s); err != nil {
+						return err
+					}
+					if err := room(); err != nil {
 						return err
 					}
 				}
@@ -562,6 +589,11 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if cap(buf) < len(gz) {
+			// Headroom, so a buffer is rarely outgrown by a later shard: each
+			// regrowth would leave garbage that only the next GC returns.
+			buf = make([]byte, 0, len(gz)+len(gz)/2)
+		}
 		u := upload{file: describeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
@@ -575,6 +607,10 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 		r.rep.BytesCompressed += int64(len(gz))
 		r.mu.Unlock()
 		r.cutter.Recycle(s)
+		select {
+		case r.shardRoom <- struct{}{}:
+		default: // the last shard needed no room after it
+		}
 		select {
 		case out <- u:
 		case <-ctx.Done():

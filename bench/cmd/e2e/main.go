@@ -48,6 +48,7 @@ func main() {
 	limitBytes := flag.Int64("limit-bytes", 4<<30, "measure the compression limit on at most this many uncompressed bytes")
 	minRatio := flag.Float64("min-ratio", 0, "exit 1 when the median end-to-end/limit ratio is below this")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last pipeline run")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
 	flag.Parse()
 
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
@@ -71,6 +72,16 @@ func main() {
 		res = append(res, r)
 		fmt.Fprintf(os.Stderr, "run %d: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
 			i+1, r.rowsPerSec(), r.limitRowsPerSec(), r.ratio(), r.rss>>20)
+	}
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			fail(err)
+		}
+		f.Close()
 	}
 	m := median(res)
 	mode := "pgzip, all cores per shard"
@@ -102,7 +113,9 @@ func fail(err error) {
 
 // input returns a generated CSV of n rows in dir, writing it on first use.
 func input(dir string, n int) (string, error) {
-	path := filepath.Join(dir, "urls-"+strconv.Itoa(n)+".csv")
+	// The name carries the generator's version, so a changed generator never
+	// reuses the rows of an older one.
+	path := filepath.Join(dir, "urls-"+strconv.Itoa(n)+"-"+bench.GeneratorVersion+".csv")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
