@@ -45,6 +45,8 @@ func (c *Counts) add(reason string, n int64) {
 
 // Report is what a run did, for machines. rows = urls + rejected.total.
 type Report struct {
+	shardBuffers int // uncompressed shard buffers the run allocated (tests bound it)
+
 	Rows              int64              `json:"rows"`
 	URLs              int64              `json:"urls"`
 	Rejected          Counts             `json:"rejected"`

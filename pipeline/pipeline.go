@@ -329,7 +329,9 @@ func (r *run) generate(ctx context.Context) error {
 	for range cfg.Uploads {
 		g.Go(func() error { return r.upload(ctx, putCtx, toUpload) })
 	}
-	return g.Wait()
+	err := g.Wait()
+	r.rep.shardBuffers = r.cutter.Buffers()
+	return err
 }
 
 // read fills batches from the inputs, in order.

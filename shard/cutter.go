@@ -58,8 +58,14 @@ type Cutter struct {
 	maxBytes int
 	open     *Shard
 	n        int         // shards opened so far
+	buffers  int         // shard buffers allocated so far
 	free     chan *Shard // recycled shards, so buffers are reused
 }
+
+// Buffers reports how many shard buffers c has allocated: the most shards
+// that were ever open or closed and not yet recycled at once, when the
+// caller recycles every shard.
+func (c *Cutter) Buffers() int { return c.buffers }
 
 // NewCutter returns a Cutter for the given limits whose shards start with
 // Header. maxBytes must leave room for Header and Footer.
@@ -195,6 +201,7 @@ func (c *Cutter) start() *Shard {
 	case s = <-c.free:
 	default:
 		s = &Shard{Data: make([]byte, 0, min(c.maxBytes, 16<<20))}
+		c.buffers++
 	}
 	c.n++
 	s.Num = c.n

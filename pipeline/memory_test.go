@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// slowSink delays every shard write, so compressed shards back up behind
+// the writers and the pressure reaches the cutter.
+type slowSink struct {
+	sink.Sink
+	delay time.Duration
+}
+
+func (s *slowSink) Put(ctx context.Context, name string, data []byte) error {
+	if strings.HasSuffix(name, ".xml.gz") {
+		time.Sleep(s.delay)
+	}
+	return s.Sink.Put(ctx, name, data)
+}
+
+// TestShardBuffersBounded: however far the writers fall behind, the run
+// holds at most one open shard plus one per compressor and one queued
+// uncompressed, so peak memory does not depend on how the stages race.
+func TestShardBuffersBounded(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for i := range 6000 {
+		fmt.Fprintf(&in, "https://www.example.com/p/%d\n", i)
+	}
+	path := writeText(t, "in.csv", in.String())
+	local, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Config{Inputs: []string{path}, PublicURL: mustScope(t, "https://www.example.com/"),
+		Sink: &slowSink{local, 5 * time.Millisecond}, Name: "sm", MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000,
+		GzipLevel: 1, Workers: 2, Uploads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Shards != 60 {
+		t.Fatalf("%d shards, want 60", rep.Shards)
+	}
+	// Two compressors, each with a shard, one more queued, and the open one
+	// while it waits: no more than three buffers.
+	if rep.shardBuffers < 1 || rep.shardBuffers > 3 {
+		t.Errorf("the run allocated %d shard buffers; want at most 3 (2 compressors + 1)", rep.shardBuffers)
+	}
+}
