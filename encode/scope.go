@@ -49,7 +49,7 @@ func ParseScope(raw string) (*Scope, error) {
 		https:  b[4] == 's',
 	}
 	s.auth = s.origin[bytes.Index(s.origin, []byte("://"))+len("://"):]
-	s.plain = bytes.IndexAny(s.path, "&'") < 0
+	s.plain = !bytes.ContainsAny(s.path, "&'")
 	return s, nil
 }
 
