@@ -302,20 +302,6 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// slowLoc is AppendLoc without its fast path: the general path that defines
-// the result.
-func slowLoc(e *Encoder, dst, raw []byte) ([]byte, Reason) {
-	start := len(dst)
-	out, xml, r := e.appendURI(dst, raw)
-	if r != OK {
-		return dst, r
-	}
-	if xml {
-		out = escapeInPlace(out, start)
-	}
-	return out, OK
-}
-
 // fastScopes adds to fuzzScopes scopes whose paths need XML escaping, a port
 // and an IDN, where the fast path must step aside or match exactly.
 func fastScopes(t testing.TB) []*Scope {
@@ -343,7 +329,7 @@ func checkLocFast(t *testing.T, sc *Scope, raw string) bool {
 		}
 		return false
 	}
-	slow, r := slowLoc(e, prefix, []byte(raw))
+	slow, r := e.appendLocGeneral(prefix, []byte(raw))
 	if r != OK || !bytes.Equal(fast, slow) {
 		t.Fatalf("scope %v, loc %q: fast path %q; general path %q, %v", sc, raw, fast, slow, r)
 	}

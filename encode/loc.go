@@ -101,6 +101,12 @@ func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
 	if out, ok := e.appendLocFast(dst, raw); ok {
 		return out, OK
 	}
+	return e.appendLocGeneral(dst, raw)
+}
+
+// appendLocGeneral is AppendLoc for every input: it defines the result
+// that appendLocFast takes a short cut to.
+func (e *Encoder) appendLocGeneral(dst, raw []byte) ([]byte, Reason) {
 	start := len(dst)
 	out, xml, r := e.appendURI(dst, raw)
 	if r != OK {
