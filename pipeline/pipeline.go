@@ -271,13 +271,14 @@ func (r *run) generate(ctx context.Context) error {
 	if cfg.GzipProcs == 1 {
 		ncomp = runtime.GOMAXPROCS(0) // single streams: one per core
 	}
-	// Every compressed shard in flight (compressing, queued, uploading) has
-	// a buffer from this pool: recycled, they keep memory flat on any input.
-	// The open shard, one queued and one per compressor.
+	// Uncompressed shards: the open one and one per compressor; a closed
+	// shard waits in toCompress while the cutter waits for room.
 	r.shardRoom = make(chan struct{}, ncomp+1)
 	for range cap(r.shardRoom) {
 		r.shardRoom <- struct{}{}
 	}
+	// Every compressed shard in flight (compressing, queued, uploading) has
+	// a buffer from this pool: recycled, they keep memory flat on any input.
 	r.gzFree = make(chan []byte, ncomp+2*cfg.Uploads)
 	for range cap(r.gzFree) {
 		r.gzFree <- nil
