@@ -87,6 +87,7 @@ func (f *fbuf) u32(pos int) (int, error) {
 	if !f.inside(pos, 4) {
 		return 0, errFlatbuffer
 	}
+	// Negative where int has 32 bits and u is 2^31 or more: callers check.
 	return int(binary.LittleEndian.Uint32(f.b[pos:])), nil
 }
 
@@ -95,7 +96,7 @@ func (f *fbuf) i64(pos int) int64 { return int64(binary.LittleEndian.Uint64(f.b[
 // ref follows the offset at pos.
 func (f *fbuf) ref(pos int) (int, error) {
 	u, err := f.u32(pos)
-	if err != nil || pos+u >= len(f.b) {
+	if err != nil || u < 0 || pos+u >= len(f.b) {
 		return 0, errFlatbuffer
 	}
 	return pos + u, nil
@@ -202,7 +203,7 @@ func (t fbTable) vector(slot, elem int) (start, n int, err error) {
 		return 0, 0, err
 	}
 	start = p + 4
-	if n > (len(t.f.b)-start)/elem {
+	if n < 0 || n > (len(t.f.b)-start)/elem {
 		return 0, 0, fmt.Errorf("metadata flatbuffer claims a vector of %d elements in %d bytes", n, len(t.f.b))
 	}
 	return start, n, t.f.spend(4 + n*elem)
@@ -381,7 +382,10 @@ func (m *arrowMsg) checkBatch(t fbTable, maxRows int64) error {
 	if m.rows, err = t.int(0, 8); err != nil {
 		return err
 	}
-	if m.rows < 0 || maxRows >= 0 && m.rows > maxRows {
+	if m.rows < 0 {
+		return fmt.Errorf("batch of %d rows", m.rows)
+	}
+	if maxRows >= 0 && m.rows > maxRows {
 		return fmt.Errorf("batch of %d rows (at most %d in this file)", m.rows, maxRows)
 	}
 	if m.nodeAt, m.nodes, err = t.vector(1, 16); err != nil {
@@ -737,7 +741,7 @@ func (m *arrowMessages) decompress(msg *arrowMsg, body []byte) (out []byte, bufs
 			if size == -1 {
 				out = append(out, src...)
 			} else {
-				r, err := m.decoder(msg.codec, src)
+				r, err := m.decoder(msg.codec, src, int(size))
 				if err == nil {
 					out, err = readUpTo(out, r, start+int(size))
 				}
@@ -807,7 +811,7 @@ func uncompressedMessage(msg *arrowMsg, bufs []int64, bodyLen int) []byte {
 	return b.FinishedBytes()
 }
 
-func (m *arrowMessages) decoder(codec int64, src []byte) (io.Reader, error) {
+func (m *arrowMessages) decoder(codec int64, src []byte, size int) (io.Reader, error) {
 	if codec == arrowLZ4 {
 		if m.lz == nil {
 			m.lz = lz4.NewReader(nil)
@@ -816,13 +820,13 @@ func (m *arrowMessages) decoder(codec int64, src []byte) (io.Reader, error) {
 		return m.lz, nil
 	}
 	if m.zs == nil {
-		zs, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxArrowBatch), zstd.WithDecoderLowmem(true))
+		zs, err := newZstd(maxArrowBatch)
 		if err != nil {
 			return nil, err
 		}
 		m.zs = zs
 	}
-	return m.zs, m.zs.Reset(bytes.NewReader(src))
+	return m.zs, resetZstd(m.zs, src, size)
 }
 
 // Retain and Release count the references to the reader (ipc.MessageReader).

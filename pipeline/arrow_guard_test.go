@@ -385,6 +385,23 @@ func arrowClaims(t testing.TB) []arrowClaim {
 	}, "vector of 2147483648 elements")
 	add("stream zstd buffer claims 1 TiB", zstdStream, ".arrows", func(b []byte) { put64(b, firstBuffer(b, 0), 1<<40) }, "compressed buffers of more than 1073741824 bytes")
 	add("stream zstd buffer claims 512 MiB", zstdStream, ".arrows", func(b []byte) { put64(b, firstBuffer(b, 0), 512<<20) }, "not the 536870912 it claims")
+	// A zstd frame header asking for a 500 MiB single segment, or a 512 MiB
+	// window: the decoder would allocate it before reading a byte.
+	zstdFrame := func(claim uint64, fhd []byte) func(b []byte) {
+		return func(b []byte) {
+			at := firstBuffer(b, 0)
+			if claim != 0 {
+				put64(b, at, claim)
+			}
+			f := append([]byte{0x28, 0xB5, 0x2F, 0xFD}, fhd...)
+			f = append(f, 1, 0, 0, 'a') // the last block: raw, one byte
+			copy(b[at+8:], f)
+		}
+	}
+	singleSegment := binary.LittleEndian.AppendUint64([]byte{0xE0}, 500<<20)
+	add("stream zstd frame of 500 MiB", zstdStream, ".arrows", zstdFrame(0, singleSegment), "zstd frame of 524288000 bytes, more than the")
+	add("stream zstd frame and buffer of 500 MiB", zstdStream, ".arrows", zstdFrame(500<<20, singleSegment), "decompressed size exceeds")
+	add("stream zstd window of 512 MiB", zstdStream, ".arrows", zstdFrame(0, []byte{0x00, 19 << 3}), "window size exceeded")
 	add("stream lz4 buffer claims 512 MiB", lz4Stream, ".arrows", func(b []byte) { put64(b, firstBuffer(b, 0), 512<<20) }, "not the 536870912 it claims")
 	add("stream variadic count 2^40", viewStream, ".arrows", func(b []byte) {
 		m := firstMsg(t, ipcMessages(t, b, 0), arrowBatchMsg)

@@ -25,8 +25,8 @@ func (s *slowSink) Put(ctx context.Context, name string, data []byte) error {
 }
 
 // TestShardBuffersBounded: however far the writers fall behind, the run
-// holds at most one open shard plus one per compressor and one queued
-// uncompressed, so peak memory does not depend on how the stages race.
+// holds at most compressors + 1 uncompressed shards, so peak memory does not
+// depend on how the stages race.
 func TestShardBuffersBounded(t *testing.T) {
 	var in strings.Builder
 	in.WriteString("loc\n")
@@ -47,8 +47,8 @@ func TestShardBuffersBounded(t *testing.T) {
 	if rep.Shards != 60 {
 		t.Fatalf("%d shards, want 60", rep.Shards)
 	}
-	// Two compressors, each with a shard, one more queued, and the open one
-	// while it waits: no more than three buffers.
+	// Three tokens: two compressors with a shard each and the open one, or,
+	// while the cutter waits for room, a third closed shard queued.
 	if rep.shardBuffers < 1 || rep.shardBuffers > 3 {
 		t.Errorf("the run allocated %d shard buffers; want at most 3 (2 compressors + 1)", rep.shardBuffers)
 	}

@@ -327,12 +327,11 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 		}
 	case format.Zstd:
 		if p.zs == nil {
-			p.zs, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxPageSize), zstd.WithDecoderLowmem(true))
-			if err != nil {
+			if p.zs, err = newZstd(maxPageSize); err != nil {
 				return nil, err
 			}
 		}
-		if err = p.zs.Reset(bytes.NewReader(src)); err == nil {
+		if err = resetZstd(p.zs, src, size); err == nil {
 			dst, err = readUpTo(dst, p.zs, size)
 		}
 	default:
@@ -350,6 +349,28 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 	return dst, nil
 }
 
+// zstdMaxWindow bounds the history a zstd frame may ask for, which the
+// decoder allocates before it reads any data: a few bytes of header could
+// otherwise claim hundreds of MiB. zstd levels up to 20 use at most 32 MiB;
+// frames of levels 21 and 22 over large inputs are refused.
+const zstdMaxWindow = 32 << 20
+
+// newZstd returns a zstd decoder for pages or buffers of at most maxOut bytes.
+func newZstd(maxOut uint64) (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxOut),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
+}
+
+// resetZstd points d at the zstd data src, which must decode to size bytes:
+// a first frame that says it holds more is refused before d allocates for it.
+func resetZstd(d *zstd.Decoder, src []byte, size int) error {
+	var h zstd.Header
+	if err := h.Decode(src); err == nil && h.HasFCS && h.FrameContentSize > uint64(size) {
+		return fmt.Errorf("zstd frame of %d bytes, more than the %d claimed", h.FrameContentSize, size)
+	}
+	return d.Reset(bytes.NewReader(src))
+}
+
 // readUpTo appends what r yields to dst, failing when it is more than size
 // bytes; dst grows with what is read, not with what the page claims.
 func readUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
@@ -357,6 +378,11 @@ func readUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
 		if len(dst) == cap(dst) {
 			if len(dst) > size {
 				return dst, fmt.Errorf("more than the %d bytes the page says", size)
+			}
+			if len(dst) == size {
+				// Full: rather than grow (and copy) for a byte that must not
+				// come, ask whether the reader is done.
+				return dst, expectEOF(r, size)
 			}
 			dst = append(dst, 0)[:len(dst)]
 		}
@@ -372,6 +398,24 @@ func readUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
 			return dst, err
 		}
 	}
+}
+
+// expectEOF returns nil when r has nothing more to give, and an error when
+// it yields another byte beyond the size bytes already read.
+func expectEOF(r io.Reader, size int) error {
+	var b [1]byte
+	for range 100 {
+		n, err := r.Read(b[:])
+		switch {
+		case n > 0:
+			return fmt.Errorf("more than the %d bytes the page says", size)
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+	return io.ErrNoProgress
 }
 
 // readDict decodes the PLAIN dictionary page into p.dict and p.doffs.
