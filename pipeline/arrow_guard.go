@@ -212,8 +212,10 @@ func (t fbTable) vector(slot, elem int) (start, n int, err error) {
 // checkArrowSchema checks a Schema table: what arrow-go sizes from it (the
 // fields and their children, key-value metadata, union type ids, strings)
 // is in the flatbuffer, and fields nest at most maxArrowDepth deep.
-func checkArrowSchema(t fbTable) error {
-	if err := checkArrowFields(t, 1, 0); err != nil {
+// It counts in views the variadic buffer counts batches must list.
+func checkArrowSchema(t fbTable, views *arrowViews) error {
+	views.dict = map[int64]int{}
+	if err := checkArrowFields(t, 1, 0, &views.batch, views.dict); err != nil {
 		return err
 	}
 	if err := checkArrowKeyValues(t, 2); err != nil {
@@ -223,13 +225,28 @@ func checkArrowSchema(t fbTable) error {
 	return err
 }
 
-// Type union members whose tables hold a vector (Schema.fbs).
+// Type union members whose tables hold a vector (Schema.fbs), and the view
+// types, whose batches list a count of variadic buffers.
 const (
-	arrowTypeTimestamp = 10 // timezone: string
-	arrowTypeUnion     = 14 // typeIds: [int]
+	arrowTypeTimestamp  = 10 // timezone: string
+	arrowTypeUnion      = 14 // typeIds: [int]
+	arrowTypeBinaryView = 23
+	arrowTypeUtf8View   = 24
 )
 
-func checkArrowFields(t fbTable, slot, depth int) error {
+// arrowViews counts the BinaryView and Utf8View fields whose batches list a
+// variadic buffer count each: those of a record batch, and those of each
+// dictionary's batches. arrow-go reads one count per such field without
+// checking the list is that long: beyond it, it reads whatever bytes follow.
+type arrowViews struct {
+	batch int
+	dict  map[int64]int // by dictionary id
+}
+
+// checkArrowFields checks the fields of t's vector slot, counting their
+// view fields in views; a dictionary-encoded field holds only indices, and
+// its values count in dicts under its dictionary id.
+func checkArrowFields(t fbTable, slot, depth int, views *int, dicts map[int64]int) error {
 	start, n, err := t.vector(slot, 4)
 	if err != nil {
 		return err
@@ -261,15 +278,26 @@ func checkArrowFields(t fbTable, slot, depth int) error {
 		if err != nil {
 			return err
 		}
+		count, dict, id := views, 0, int64(-1)
 		if d, ok, err := f.sub(4); err != nil { // dictionary encoding
 			return err
 		} else if ok {
 			if _, _, err := d.sub(1); err != nil { // its index type
 				return err
 			}
+			if id, err = d.int(0, 8); err != nil {
+				return err
+			}
+			count = &dict
 		}
-		if err := checkArrowFields(f, 5, depth+1); err != nil {
+		if typ == arrowTypeBinaryView || typ == arrowTypeUtf8View {
+			*count++
+		}
+		if err := checkArrowFields(f, 5, depth+1, count, dicts); err != nil {
 			return err
+		}
+		if count == &dict {
+			dicts[id] = max(dicts[id], dict)
 		}
 		if err := checkArrowKeyValues(f, 6); err != nil {
 			return err
@@ -313,6 +341,8 @@ type arrowMsg struct {
 	codec            int64 // -1: not compressed
 	dictID           int64
 	delta            bool
+
+	views arrowViews // a schema's
 }
 
 // buffer returns buffer i of a batch.
@@ -354,7 +384,7 @@ func parseArrowMessage(meta []byte, maxRows int64) (m arrowMsg, err error) {
 	}
 	switch m.typ {
 	case arrowSchemaMsg:
-		return m, checkArrowSchema(h)
+		return m, checkArrowSchema(h, &m.views)
 	case arrowDictMsg:
 		if m.dictID, err = h.int(0, 8); err != nil {
 			return m, err
@@ -450,6 +480,7 @@ type arrowMessages struct {
 	rows      int64
 	dicts     map[int64]int64 // bytes of each dictionary
 	dictBytes int64
+	views     arrowViews // of the schema
 
 	msg  *ipc.Message
 	refs int
@@ -587,7 +618,16 @@ func (m *arrowMessages) message() (*ipc.Message, error) {
 	if blk != nil && (int64(prefix+len(meta)) != blk.meta || msg.bodyLen != blk.body) {
 		return nil, fmt.Errorf("message of %d+%d bytes where the footer says %d+%d", prefix+len(meta), msg.bodyLen, blk.meta, blk.body)
 	}
-	if msg.typ != arrowSchemaMsg {
+	if msg.typ == arrowSchemaMsg {
+		m.views = msg.views
+	} else {
+		need := m.views.batch
+		if msg.typ == arrowDictMsg {
+			need = m.views.dict[msg.dictID]
+		}
+		if msg.nvar < need {
+			return nil, fmt.Errorf("batch lists %d variadic buffer counts for %d view columns", msg.nvar, need)
+		}
 		if msg.typ == arrowBatchMsg {
 			m.rows += msg.rows
 			if m.maxRows >= 0 && m.rows > m.maxRows {

@@ -407,6 +407,10 @@ func arrowClaims(t testing.TB) []arrowClaim {
 		m := firstMsg(t, ipcMessages(t, b, 0), arrowBatchMsg)
 		put64(b, vec(t, fbAt(t, b, m.meta, slotMsgHeader), m.meta, slotRBVariadic)+4, 1<<40)
 	}, "variadic buffer count 1099511627776")
+	add("stream variadic counts missing", viewStream, ".arrows", func(b []byte) {
+		m := firstMsg(t, ipcMessages(t, b, 0), arrowBatchMsg)
+		put32(b, vec(t, fbAt(t, b, m.meta, slotMsgHeader), m.meta, slotRBVariadic), 0)
+	}, "batch lists 0 variadic buffer counts for 1 view columns")
 	add("stream schema shared 2^30 times", schemaBomb(t, 30), ".arrows", nil, "more often than it can hold them")
 
 	add("file footer length 2 GiB", file, ".arrow", func(b []byte) { put32(b, len(b)-10, 0x7ffffff0) }, "footer of 2147483632 bytes")
