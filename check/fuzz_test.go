@@ -49,3 +49,20 @@ func FuzzSet(f *testing.F) {
 		}
 	})
 }
+
+// TestDuplicatesBeforeSyntaxError: a sitemap with a duplicate URL and then
+// broken XML gets both problems reported, not an error for the whole check
+// (the duplicate check reads the file again and meets the same break; found
+// by FuzzSet).
+func TestDuplicatesBeforeSyntaxError(t *testing.T) {
+	data := []byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/x</loc></url>` +
+		`<url><loc>https://a.example/x</loc></url><url><loc>https://a.example/y</loc>&broken`)
+	rep, err := Set(context.Background(), WithFile(noFiles{}, "root.xml", data), "root.xml",
+		Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ByCode[CodeDuplicateURL] != 1 || rep.OK() || rep.Problems < 2 {
+		t.Fatalf("problems %v; want the duplicate and the syntax error", rep.ByCode)
+	}
+}

@@ -3,6 +3,7 @@ package check
 import (
 	"cmp"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -380,6 +381,10 @@ func (c *checker) readLocs(name string, ords map[uint32]string) error {
 		err := t.next()
 		if err == io.EOF {
 			return nil
+		}
+		var syntax *xml.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil // reported by the first pass, which read no URL past it either
 		}
 		if err != nil {
 			return fmt.Errorf("duplicate check: %s: %w", name, err)
