@@ -465,13 +465,8 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 			if col == nil {
 				continue
 			}
-			var m int
-			b.Buf, pr.spans[c], m, err = col.take(b.Buf, pr.spans[c], n, -1)
-			if err == nil && m < n {
-				err = io.ErrUnexpectedEOF
-			}
-			if err != nil {
-				return pr.colErr(col, err)
+			if b.Buf, pr.spans[c], err = pr.takeRows(col, b.Buf, pr.spans[c], n); err != nil {
+				return err
 			}
 		}
 		for x, col := range pr.extCols {
@@ -481,13 +476,8 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 				}
 				continue
 			}
-			var m int
-			b.Buf, pr.extSpans[x], m, err = col.take(b.Buf, pr.extSpans[x], n, -1)
-			if err == nil && m < n {
-				err = io.ErrUnexpectedEOF
-			}
-			if err != nil {
-				return pr.colErr(col, err)
+			if b.Buf, pr.extSpans[x], err = pr.takeRows(col, b.Buf, pr.extSpans[x], n); err != nil {
+				return err
 			}
 		}
 		pr.left -= int64(n)
@@ -585,6 +575,19 @@ func (c *pqColumn) close() {
 // buf reached budget bytes, or when the column chunk ended (io.EOF). Every
 // turn of its loop delivers rows or reads a page (which consumes bytes of
 // the chunk), so it ends.
+// takeRows takes the values of exactly n rows of col, as views into buf:
+// fewer is a truncated column. Errors name the column.
+func (pr *ParquetReader) takeRows(col *pqColumn, buf []byte, spans []span, n int) ([]byte, []span, error) {
+	buf, spans, m, err := col.take(buf, spans, n, -1)
+	if err == nil && m < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return buf, spans, pr.colErr(col, err)
+	}
+	return buf, spans, nil
+}
+
 func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []span, int, error) {
 	took := 0
 	pg := &c.page
