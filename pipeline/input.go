@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,13 +31,21 @@ const (
 	formatArrow                      // Arrow IPC, file or stream format
 )
 
+func (f inputFormat) String() string {
+	return [...]string{"CSV", "Parquet", "Arrow"}[f]
+}
+
 // inputFile is one file to read, found from one INPUT argument: the argument
 // itself, or a file of the folder or glob it names.
 type inputFile struct {
-	path   string
-	format inputFormat
-	arg    int  // index of the argument in Config.Inputs
-	listed bool // found in a folder or by a glob, not named directly
+	path    string
+	format  inputFormat
+	arg     int  // index of the argument in Config.Inputs
+	listed  bool // found in a folder or by a glob, not named directly
+	regular bool // a regular file, which can be opened and read again
+	// held is the open handle of an input that is not a regular file,
+	// kept from the probe to the read (see probeNamespaces).
+	held *heldInput
 }
 
 // rowSource is what the read stage pulls batches from: CSVScanner,
@@ -54,36 +63,72 @@ type rowSource interface {
 // probeBytes is the input a CSV probe reads to find the header.
 const probeBytes = 64 << 10
 
+// openFile opens an input file; tests replace it to count opens.
+var openFile = os.Open
+
 // probeNamespaces finds the extension namespaces of all inputs before the
 // first row is encoded, from each CSV header and columnar schema: every
 // shard of the run declares them, and their bytes count in the limit.
-// Standard input is read only in part; the returned reader replays that
-// part and goes on. Errors are left to the real read, which reports them
-// with their place, except that an input that cannot be opened fails now.
-func probeNamespaces(files []inputFile, stdin io.Reader, opt CSVOptions) (encode.Namespaces, io.Reader, error) {
-	var ns encode.Namespaces
-	for _, f := range files {
-		in := stdin
-		var rec *recorder
-		if f.path == "-" && f.format == formatCSV {
-			rec = &recorder{r: stdin}
-			in = rec
-		}
-		src, _, closeSrc, err := openSource(f, in, opt)
+// A regular file is opened again by the read; any other input (stdin, a
+// pipe, a FIFO, a process substitution) can be read only once, so its
+// handle is kept in files[i].held with the probed bytes replayed before the
+// rest. Errors are left to the real read, which reports them with their
+// place, except that an input that cannot be opened fails now. On error,
+// every held handle is released.
+func probeNamespaces(ctx context.Context, files []inputFile, stdin io.Reader, opt CSVOptions) (ns encode.Namespaces, err error) {
+	defer func() {
 		if err != nil {
-			return 0, stdin, err
+			releaseHeld(files)
+		}
+	}()
+	for i := range files {
+		f := &files[i]
+		var rec *recorder
+		if f.format == formatCSV && !f.regular {
+			raw, closeRaw, err := openWaiting(ctx, f.path, stdin)
+			if err != nil {
+				return 0, err
+			}
+			rec = &recorder{r: raw}
+			f.held = &heldInput{r: rec, close: closeRaw}
+		}
+		held := f.held
+		src, _, closeSrc, err := openSource(f, stdin, opt)
+		f.held = held // the probe only borrows it
+		if err != nil {
+			return 0, err
 		}
 		if f.format == formatCSV {
 			var b Batch
 			src.Fill(&b, probeBytes) // errors come again, in place, from the real read
 		}
 		ns |= encode.NamespacesOf(src.Extensions())
-		closeSrc()
 		if rec != nil {
-			stdin = io.MultiReader(bytes.NewReader(rec.buf.Bytes()), stdin)
+			// The replay starts from the raw bytes, before any gzip: the
+			// real read decodes them again from the start.
+			f.held.r = io.MultiReader(bytes.NewReader(rec.buf.Bytes()), rec.r)
+		} else {
+			closeSrc()
 		}
 	}
-	return ns, stdin, nil
+	return ns, nil
+}
+
+// releaseHeld closes the inputs a probe held and that no read took.
+func releaseHeld(files []inputFile) {
+	for i := range files {
+		if h := files[i].held; h != nil {
+			h.close()
+			files[i].held = nil
+		}
+	}
+}
+
+// heldInput is an input that can be read only once, opened by the probe and
+// handed to the read: r replays what the probe read, then goes on.
+type heldInput struct {
+	r     io.Reader
+	close func() error
 }
 
 // recorder keeps what is read through it, so it can be read again.
@@ -143,6 +188,7 @@ func expandInputs(names []string) ([]inputFile, error) {
 			files = append(files, inputFile{path: n, arg: arg})
 			continue
 		}
+		// Stat follows links: /dev/stdin and /dev/fd/N name what they open.
 		fi, err := os.Stat(n)
 		if err != nil && hasGlob(n) {
 			matches, gerr := filepath.Glob(n)
@@ -152,10 +198,11 @@ func expandInputs(names []string) ([]inputFile, error) {
 			sort.Strings(matches)
 			found := 0
 			for _, m := range matches {
-				if mi, err := os.Stat(m); err != nil || mi.IsDir() {
+				mi, err := os.Stat(m)
+				if err != nil || mi.IsDir() {
 					continue
 				}
-				files = append(files, inputFile{path: m, format: formatOf(m), arg: arg, listed: true})
+				files = append(files, inputFile{path: m, format: formatOf(m), arg: arg, listed: true, regular: mi.Mode().IsRegular()})
 				found++
 			}
 			if found == 0 {
@@ -167,7 +214,7 @@ func expandInputs(names []string) ([]inputFile, error) {
 			return nil, err
 		}
 		if !fi.IsDir() {
-			files = append(files, inputFile{path: n, format: formatOf(n), arg: arg})
+			files = append(files, inputFile{path: n, format: formatOf(n), arg: arg, regular: fi.Mode().IsRegular()})
 			continue
 		}
 		var found []string
@@ -194,28 +241,79 @@ func expandInputs(names []string) ([]inputFile, error) {
 		}
 		sort.Strings(found)
 		for _, p := range found {
-			files = append(files, inputFile{path: p, format: formatOf(p), arg: arg, listed: true})
+			fi, err := os.Stat(p)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, inputFile{path: p, format: formatOf(p), arg: arg, listed: true, regular: fi.Mode().IsRegular()})
+		}
+	}
+	for _, f := range files {
+		if f.format != formatCSV && !f.regular {
+			// Parquet and Arrow files are read by position; a pipe is not.
+			return nil, fmt.Errorf("%s: a %s input must be a regular file (not a pipe or device); write it to a file first", f.path, f.format)
 		}
 	}
 	return files, nil
 }
 
-// openInput opens name ("-" is stdin) and unwraps gzip, which it recognises
-// by its magic number rather than by the file name.
-func openInput(name string, stdin io.Reader) (*input, error) {
-	in := &input{name: name, close: func() error { return nil }}
-	var raw io.Reader
-	if name == "-" {
+// openRaw opens the input path ("-" is stdin).
+func openRaw(path string, stdin io.Reader) (io.Reader, func() error, error) {
+	if path == "-" {
+		return stdin, func() error { return nil }, nil
+	}
+	f, err := openFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// openWaiting is openRaw for an input that may block on open, as a FIFO
+// does until a writer opens it: it returns when ctx is done, and a handle
+// opened after that is closed.
+func openWaiting(ctx context.Context, path string, stdin io.Reader) (io.Reader, func() error, error) {
+	type opened struct {
+		r     io.Reader
+		close func() error
+		err   error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		r, c, err := openRaw(path, stdin)
+		done <- opened{r, c, err}
+	}()
+	select {
+	case o := <-done:
+		return o.r, o.close, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-done; o.err == nil {
+				o.close()
+			}
+		}()
+		return nil, nil, fmt.Errorf("%s: %w", path, ctx.Err())
+	}
+}
+
+// openInput opens f, or takes the handle the probe held for it, and unwraps
+// gzip, which it recognises by its magic number rather than by the name.
+func openInput(f *inputFile, stdin io.Reader) (*input, error) {
+	in := &input{name: f.path}
+	if f.path == "-" {
 		in.name = "stdin"
-		raw = stdin
+	}
+	var raw io.Reader
+	if h := f.held; h != nil {
+		f.held = nil // taken: closing it is now in.close's job
+		raw, in.close = h.r, h.close
 	} else {
-		f, err := os.Open(name)
-		if err != nil {
+		var err error
+		if raw, in.close, err = openRaw(f.path, stdin); err != nil {
 			return nil, err
 		}
-		raw, in.close = f, f.Close
 	}
-	lower := strings.ToLower(strings.TrimSuffix(strings.ToLower(name), ".gz"))
+	lower := strings.ToLower(strings.TrimSuffix(strings.ToLower(f.path), ".gz"))
 	in.lines = strings.HasSuffix(lower, ".txt")
 
 	br := bufio.NewReaderSize(raw, 64<<10)
@@ -236,8 +334,9 @@ func openInput(name string, stdin io.Reader) (*input, error) {
 	return in, nil
 }
 
-// openSource opens f as a rowSource; close releases it.
-func openSource(f inputFile, stdin io.Reader, opt CSVOptions) (src rowSource, name string, close func() error, err error) {
+// openSource opens f as a rowSource; close releases it. A CSV input the
+// probe held is taken from f (f.held is nil after).
+func openSource(f *inputFile, stdin io.Reader, opt CSVOptions) (src rowSource, name string, close func() error, err error) {
 	switch f.format {
 	case formatParquet:
 		pr, err := OpenParquet(f.path, ColumnOptions{Columns: opt.Columns})
@@ -252,7 +351,7 @@ func openSource(f inputFile, stdin io.Reader, opt CSVOptions) (src rowSource, na
 		}
 		return ar, f.path, ar.Close, nil
 	}
-	in, err := openInput(f.path, stdin)
+	in, err := openInput(f, stdin)
 	if err != nil {
 		return nil, f.path, nil, err
 	}

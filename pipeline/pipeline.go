@@ -229,9 +229,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return finish(err)
 	}
 	r.inputs = files
-	if r.namespaces, r.cfg.Stdin, err = probeNamespaces(files, r.cfg.Stdin, CSVOptions{Columns: cfg.Columns}); err != nil {
+	if r.namespaces, err = probeNamespaces(ctx, files, cfg.Stdin, CSVOptions{Columns: cfg.Columns}); err != nil {
 		return finish(err)
 	}
+	defer releaseHeld(files) // those a failed read did not reach
 	before, err := cfg.Sink.List(ctx)
 	if err != nil {
 		return finish(fmt.Errorf("list %s: %w", cfg.Sink, err))
@@ -340,7 +341,8 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	var seq uint64
 	opt := CSVOptions{Columns: r.cfg.Columns}
 	argRows := make([]int64, len(r.cfg.Inputs))
-	for _, f := range r.inputs {
+	for i := range r.inputs {
+		f := &r.inputs[i]
 		src, name, closeSrc, err := openSource(f, r.cfg.Stdin, opt)
 		if err != nil {
 			return err

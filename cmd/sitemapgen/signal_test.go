@@ -20,7 +20,15 @@ const mainEnv = "SITEMAPGEN_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
-		os.Args = append([]string{"sitemapgen"}, strings.Fields(os.Getenv("SITEMAPGEN_TEST_ARGS"))...)
+		args := strings.Fields(os.Getenv("SITEMAPGEN_TEST_ARGS"))
+		if os.Getenv("SITEMAPGEN_TEST_ARGS_FROM_CMDLINE") == "1" {
+			// The test binary's own flags first, then the command's.
+			args = os.Args[1:]
+			for len(args) > 0 && strings.HasPrefix(args[0], "-test.") {
+				args = args[1:]
+			}
+		}
+		os.Args = append([]string{"sitemapgen"}, args...)
 		main()
 	}
 	os.Exit(m.Run())
