@@ -11,7 +11,7 @@ import (
 // SinkFiles reads a set where generate published it: a local folder or an
 // S3 prefix. A missing file's error wraps fs.ErrNotExist, as every Sink's Get does.
 type SinkFiles struct {
-	Sink sink.Sink
+	Sink sink.Store
 }
 
 // Open returns the named file's bytes. Sitemap files are at most 50 MiB

@@ -306,17 +306,6 @@ func TestParseScope(t *testing.T) {
 	}
 }
 
-func TestScopeAppendURL(t *testing.T) {
-	s, err := ParseScope("https://example.com/a&b's")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := s.AppendURL([]byte("<loc>"), "sitemap-000001.xml.gz")
-	if want := "<loc>https://example.com/a&amp;b&apos;s/sitemap-000001.xml.gz"; string(got) != want {
-		t.Errorf("AppendURL = %q; want %q", got, want)
-	}
-}
-
 func TestAppendEscaped(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"", ""},

@@ -198,11 +198,7 @@ func (e *Encoder) SetMediaQuery(q string) {
 // href, an image or video URL): like a loc, percent-encoded and
 // XML-escaped, but absolute http(s) only and on any host (no scope).
 func (e *Encoder) appendHref(dst, raw []byte) ([]byte, Reason) {
-	sc := e.scope
-	e.scope = nil
-	dst, r := e.AppendLoc(dst, raw)
-	e.scope = sc
-	return dst, r
+	return e.appendLocGeneral(dst, raw, nil)
 }
 
 // appendExt appends the extension elements of f after the core elements

@@ -329,7 +329,7 @@ func checkLocFast(t *testing.T, sc *Scope, raw string) bool {
 		}
 		return false
 	}
-	slow, r := e.appendLocGeneral(prefix, []byte(raw))
+	slow, r := e.appendLocGeneral(prefix, []byte(raw), e.scope)
 	if r != OK || !bytes.Equal(fast, slow) {
 		t.Fatalf("scope %v, loc %q: fast path %q; general path %q, %v", sc, raw, fast, slow, r)
 	}

@@ -101,14 +101,15 @@ func (e *Encoder) AppendLoc(dst, raw []byte) ([]byte, Reason) {
 	if out, ok := e.appendLocFast(dst, raw); ok {
 		return out, OK
 	}
-	return e.appendLocGeneral(dst, raw)
+	return e.appendLocGeneral(dst, raw, e.scope)
 }
 
-// appendLocGeneral is AppendLoc for every input: it defines the result
-// that appendLocFast takes a short cut to.
-func (e *Encoder) appendLocGeneral(dst, raw []byte) ([]byte, Reason) {
+// appendLocGeneral is AppendLoc for every input, under scope sc (nil: any
+// absolute http(s) URL): it defines the result that appendLocFast takes a
+// short cut to.
+func (e *Encoder) appendLocGeneral(dst, raw []byte, sc *Scope) ([]byte, Reason) {
 	start := len(dst)
-	out, xml, r := e.appendURI(dst, raw)
+	out, xml, r := e.appendURI(dst, raw, sc)
 	if r != OK {
 		return dst, r
 	}
@@ -232,7 +233,7 @@ func appendPathFast(dst, s []byte) (_ []byte, extra int, ok bool) {
 // appendURI appends the normalised, percent-encoded URL (not XML-escaped)
 // and reports whether it may hold '&' or an apostrophe, which XML must escape. On
 // rejection the returned slice holds garbage past the original length.
-func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
+func (e *Encoder) appendURI(dst, raw []byte, sc *Scope) (_ []byte, xml bool, _ Reason) {
 	s := trimSpace(raw)
 	if len(s) == 0 {
 		return dst, false, EmptyLoc
@@ -252,7 +253,6 @@ func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 	}
 
 	start := len(dst)
-	sc := e.scope
 	var rest []byte // path, query and fragment
 	if s[0] == '/' && (len(s) == 1 || s[1] != '/') {
 		if sc == nil {
@@ -280,7 +280,7 @@ func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 			end++
 		}
 		var r Reason
-		if dst, r = e.appendOrigin(dst, https, s[:end]); r != OK {
+		if dst, r = e.appendOrigin(dst, https, s[:end], sc); r != OK {
 			return dst, false, r
 		}
 		if sc != nil && !bytes.Equal(dst[start:], sc.origin) {
@@ -313,12 +313,12 @@ func (e *Encoder) appendURI(dst, raw []byte) (_ []byte, xml bool, _ Reason) {
 }
 
 // appendOrigin appends scheme://host[:port] for the authority auth.
-func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte) ([]byte, Reason) {
+func (e *Encoder) appendOrigin(dst []byte, https bool, auth []byte, sc *Scope) ([]byte, Reason) {
 	if bytes.IndexByte(auth, '@') >= 0 {
 		return dst, UserInfo
 	}
 	// Fast path: most URLs carry exactly the scope's host and port.
-	if sc := e.scope; sc != nil && https == sc.https && bytes.Equal(auth, sc.auth) {
+	if sc != nil && https == sc.https && bytes.Equal(auth, sc.auth) {
 		return append(dst, sc.origin...), OK
 	}
 	if https {

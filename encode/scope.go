@@ -26,7 +26,7 @@ type Scope struct {
 // query, a fragment or user info is an error.
 func ParseScope(raw string) (*Scope, error) {
 	var e Encoder
-	b, _, r := e.appendURI(nil, []byte(raw))
+	b, _, r := e.appendURI(nil, []byte(raw), nil)
 	if r != OK {
 		return nil, &ScopeError{raw, scopeReasons[r]}
 	}
@@ -77,11 +77,3 @@ var scopeReasons = [NumReasons]string{
 
 // String returns the normalised scope URL, e.g. "https://example.com/catalog/".
 func (s *Scope) String() string { return s.uri }
-
-// AppendURL appends the scope URL followed by name, XML-escaped, to dst: the
-// text of an index <loc> for the file name. name should be a plain file name
-// made of characters that need no percent-encoding.
-func (s *Scope) AppendURL(dst []byte, name string) []byte {
-	dst = appendEscaped(dst, s.uri)
-	return appendEscaped(dst, name)
-}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/publish"
 )
 
 const numWarnings = encode.NumWarnings
@@ -65,28 +66,11 @@ type Report struct {
 	Deleted           []string           `json:"deleted"`
 	StageSeconds      map[string]float64 `json:"stage_seconds"`        // busy time per stage, summed over its goroutines
 	Generation        int64              `json:"generation,omitempty"` // the manifest's generation now published
-	Uploaded          Transfer           `json:"uploaded"`             // files written to the sink (or, dry run, to be written)
-	Skipped           Transfer           `json:"skipped"`              // unchanged files already in the sink
+	Uploaded          publish.Transfer   `json:"uploaded"`             // files written to the sink (or, dry run, to be written)
+	Skipped           publish.Transfer   `json:"skipped"`              // unchanged files already in the sink
 	DryRun            bool               `json:"dry_run,omitempty"`
 	Plan              *Plan              `json:"plan,omitempty"` // dry run only
 	Error             string             `json:"error,omitempty"`
-}
-
-// Transfer counts files and bytes, and the shards among them.
-type Transfer struct {
-	Files      int   `json:"files"`
-	Bytes      int64 `json:"bytes"`
-	Shards     int   `json:"shards"`
-	ShardBytes int64 `json:"shard_bytes"`
-}
-
-func (t *Transfer) add(size int64, isShard bool) {
-	t.Files++
-	t.Bytes += size
-	if isShard {
-		t.Shards++
-		t.ShardBytes += size
-	}
 }
 
 // Plan is what a dry run would do: files to upload, files already in place

@@ -13,7 +13,7 @@ import (
 // slowSink delays every shard write, so compressed shards back up behind
 // the writers and the pressure reaches the cutter.
 type slowSink struct {
-	sink.Sink
+	sink.Store
 	delay time.Duration
 }
 
@@ -21,7 +21,7 @@ func (s *slowSink) Put(ctx context.Context, name string, data []byte) error {
 	if strings.HasSuffix(name, ".xml.gz") {
 		time.Sleep(s.delay)
 	}
-	return s.Sink.Put(ctx, name, data)
+	return s.Store.Put(ctx, name, data)
 }
 
 // TestShardBuffersBounded: however far the writers fall behind, the run

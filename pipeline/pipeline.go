@@ -1,23 +1,18 @@
-// Package pipeline turns input rows into a published sitemap set: it reads
-// inputs in batches, encodes them on all cores, restores input order, cuts
-// shards, compresses them, uploads them while the next ones are being made,
-// and publishes shards, indexes, the manifest and the root index, in that
-// order; then it deletes what no kept generation references.
+// Package pipeline wires the stages that turn input rows into a published
+// sitemap set: it reads inputs in batches, encodes them on all cores,
+// restores input order, cuts shards, compresses them and hands them to the
+// publish transaction while the next ones are being made, then commits it.
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math/bits"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -33,21 +29,13 @@ import (
 // Force does not override it: a sitemap index must list at least one sitemap.
 var ErrNoURLs = errors.New("no URLs to publish")
 
-// ErrPublishedIncomplete reports a run whose new root index is live but whose
-// last steps (the robots lines) failed. Report.Published is true.
-var ErrPublishedIncomplete = errors.New("the new sitemap set is published")
-
-// ErrShrink reports a run whose URL count fell by more than Config.MaxShrink
-// against the published manifest; nothing is published unless Config.Force.
-var ErrShrink = errors.New("URL count fell too far")
-
 // Config is a run's whole configuration.
 type Config struct {
 	Inputs    []string      // files in order; "-" is Stdin
 	Stdin     io.Reader     // read for "-"
 	PublicURL *encode.Scope // the folder the files are served from
 	Scope     *encode.Scope // listed URLs must fall under it (nil: PublicURL)
-	Sink      sink.Sink     // where the files go
+	Sink      sink.Store    // where the files go
 	Name      string        // file name stem
 	MaxURLs   int           // per shard
 	MaxBytes  int           // per shard, uncompressed, whole file
@@ -69,24 +57,17 @@ type Config struct {
 	// root moments ago still find its files. 0 deletes them at once.
 	KeepGenerations int
 	// MaxShrink is the fraction (0..1) by which the URL count may fall
-	// against the published manifest; a larger fall is refused (ErrShrink).
+	// against the published manifest; a larger fall is refused
+	// (publish.ErrShrink).
 	MaxShrink float64
 	Force     bool // publish despite MaxShrink
 	DryRun    bool // everything but the writes; Report.Plan says what would happen
-	Uploads   int  // concurrent uploads to the sink (0: DefaultUploads, or LocalUploads for a sink.Local)
+	Uploads   int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published.
 	Verify func(ctx context.Context, root string, data []byte) error
 }
-
-// DefaultUploads is the number of concurrent uploads when Config.Uploads is
-// 0: enough to hide an object store's latency.
-const DefaultUploads = 8
-
-// LocalUploads replaces DefaultUploads for a local folder, where a write
-// takes a few milliseconds: more would only hold more shards in memory.
-const LocalUploads = 2
 
 // batchBytes is the input read into one batch: big enough that per-batch
 // costs vanish, small enough that the reorder window stays a few MiB.
@@ -162,20 +143,13 @@ type run struct {
 	depth      int
 	cutter     *shard.Cutter
 
-	start   time.Time
-	before  []string                // the sink's files when the run started
-	prev    *Manifest               // the published manifest, nil if none
-	prevRaw []byte                  // its bytes, restored if the run fails after replacing it
-	known   map[string]ManifestFile // files of kept generations present in the sink
+	layout publish.Layout
+	tx     *publish.Tx
 
-	mu       sync.Mutex
-	listed   []shard.Listed // by shard number - 1
-	files    []ManifestFile // by shard number - 1
-	written  []string       // names this run put, for cleanup on failure
-	manifest bool           // the new manifest is in place
-	unsure   bool           // the root write failed and may have landed: keep everything
-	switched bool           // the new root is in place: no cleanup after this
-	readOK   atomic.Bool    // every input was read to its end without error
+	mu     sync.Mutex
+	listed []shard.Listed // by shard number - 1
+	files  []publish.File // by shard number - 1
+	readOK atomic.Bool    // every input was read to its end without error
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
@@ -208,16 +182,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.LastmodTZ = time.UTC
 	}
 	if cfg.Uploads == 0 {
-		cfg.Uploads = DefaultUploads
-		if _, ok := cfg.Sink.(*sink.Local); ok {
-			cfg.Uploads = LocalUploads
-		}
+		cfg.Uploads = cfg.Sink.Connections()
 	}
-	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, start: start}
-	rep.DryRun = cfg.DryRun
+	var dry *sink.DryRun
 	if cfg.DryRun {
-		rep.Plan = &Plan{Upload: []string{}, Skip: []string{}, Delete: []string{}}
+		dry = sink.NewDryRun(cfg.Sink)
+		cfg.Sink = dry
 	}
+	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, layout: publish.NewLayout(cfg.Name)}
+	rep.DryRun = cfg.DryRun
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -233,22 +206,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return finish(err)
 	}
 	defer releaseHeld(files) // those a failed read did not reach
-	before, err := cfg.Sink.List(ctx)
+	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
+		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
+		Verify: cfg.Verify, Log: r.log,
+	})
 	if err != nil {
-		return finish(fmt.Errorf("list %s: %w", cfg.Sink, err))
+		return finish(err)
 	}
-	r.before = before
-	if r.prev, r.prevRaw, err = readManifest(ctx, cfg.Sink, cfg.Name); err != nil {
-		return finish(fmt.Errorf("%s: %w", cfg.Sink, err))
-	}
-	r.known = knownFiles(r.prev, before, cfg.Name)
 	err = r.generate(ctx)
 	rep.StageSeconds = r.times.seconds()
 	if err == nil {
 		err = r.publish(ctx)
 	}
 	if err != nil {
-		r.cleanup(ctx, before)
+		r.tx.Abort(ctx)
+	}
+	rep.Uploaded, rep.Skipped, _ = r.tx.Transfers()
+	if dry != nil {
+		_, _, skips := r.tx.Transfers()
+		rep.Plan = &Plan{Upload: dry.Puts(), Skip: skips, Delete: dry.Deletes()}
+		rep.Deleted = nil // nothing was
 	}
 	return finish(err)
 }
@@ -570,7 +547,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 
 // upload is a compressed shard on its way to the sink.
 type upload struct {
-	file ManifestFile
+	file publish.File
 	data []byte
 }
 
@@ -587,7 +564,7 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
 		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
-		name := shard.SumName(r.cfg.Name, "", s.Num, 6, sum, ".xml.gz")
+		name := r.layout.Shard(s.Num, sum)
 		var buf []byte
 		select {
 		case buf = <-r.gzFree:
@@ -599,12 +576,12 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 			// regrowth would leave garbage that only the next GC returns.
 			buf = make([]byte, 0, len(gz)+len(gz)/2)
 		}
-		u := upload{file: describeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
+		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
 		for len(r.listed) < s.Num {
 			r.listed = append(r.listed, shard.Listed{})
-			r.files = append(r.files, ManifestFile{})
+			r.files = append(r.files, publish.File{})
 		}
 		r.listed[s.Num-1] = shard.Listed{Name: name, LastmodKey: s.LastmodKey, Lastmod: append([]byte(nil), s.Lastmod()...)}
 		r.files[s.Num-1] = u.file
@@ -646,7 +623,7 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 			continue // drain: the run has failed
 		}
 		t := time.Now()
-		err := r.store(putCtx, u.file, u.data, true)
+		err := r.tx.PutShard(putCtx, u.file, u.data)
 		r.gzFree <- u.data
 		if err != nil {
 			return err
@@ -657,318 +634,18 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 	return nil
 }
 
-// knownFiles returns the files of the generations prev describes that the
-// sink still holds: a file of this run with the same name, size and SHA-256
-// need not be uploaded again. Fixed names (root, robots) are always written.
-func knownFiles(prev *Manifest, listed []string, stem string) map[string]ManifestFile {
-	known := map[string]ManifestFile{}
-	if prev == nil {
-		return known
-	}
-	present := make(map[string]bool, len(listed))
-	for _, n := range listed {
-		present[n] = true
-	}
-	owned := sink.Owned(stem)
-	add := func(files []ManifestFile) {
-		for _, f := range files {
-			if present[f.Name] && f.SHA256 != "" && owned.MatchString(f.Name) {
-				known[f.Name] = f
-			}
-		}
-	}
-	add(prev.Files)
-	for _, g := range prev.Previous {
-		add(g.Files)
-	}
-	return known
-}
-
-// store puts data under f.Name, unless the sink already holds these bytes
-// under that name (skip unchanged) or the run is a dry run, and counts it.
-// Names it writes are recorded for cleanup on failure; fixed names (root,
-// robots, manifest) go through putFixed instead.
-func (r *run) store(ctx context.Context, f ManifestFile, data []byte, isShard bool) error {
-	r.mu.Lock()
-	k, ok := r.known[f.Name]
-	skip := ok && k.Size == f.Size && k.SHA256 == f.SHA256
-	if skip || r.cfg.DryRun {
-		if skip {
-			r.rep.Skipped.add(f.Size, isShard)
-		} else {
-			r.rep.Uploaded.add(f.Size, isShard)
-		}
-		if p := r.rep.Plan; p != nil {
-			if skip {
-				p.Skip = append(p.Skip, f.Name)
-			} else {
-				p.Upload = append(p.Upload, f.Name)
-			}
-		}
-		r.mu.Unlock()
-		return nil
-	}
-	r.written = append(r.written, f.Name)
-	r.mu.Unlock()
-	if err := r.cfg.Sink.Put(ctx, f.Name, data); err != nil {
-		return fmt.Errorf("write %s: %w", f.Name, err)
-	}
-	r.mu.Lock()
-	r.rep.Uploaded.add(f.Size, isShard)
-	r.mu.Unlock()
-	return nil
-}
-
-// putFixed writes a file with a fixed name: always uploaded, never deleted
-// by cleanup.
-func (r *run) putFixed(ctx context.Context, name string, data []byte) error {
-	if !r.cfg.DryRun {
-		if err := r.cfg.Sink.Put(ctx, name, data); err != nil {
-			return fmt.Errorf("write %s: %w", name, err)
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cfg.DryRun {
-		r.rep.Plan.Upload = append(r.rep.Plan.Upload, name)
-	}
-	r.rep.Uploaded.add(int64(len(data)), false)
-	return nil
-}
-
-// putRoot writes the root index: the switch. It is not canceled half way
-// (a PUT canceled on the client may still land); after a failure it reads
-// the root back: if the new root landed after all the run goes on as
-// switched, and if that cannot be known the run keeps every file it wrote.
-func (r *run) putRoot(ctx context.Context, name string, data []byte) error {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	err := r.putFixed(pctx, name, data)
-	if err == nil || r.cfg.DryRun {
-		return err
-	}
-	got, gerr := r.cfg.Sink.Get(pctx, name)
-	switch {
-	case gerr == nil && bytes.Equal(got, data):
-		r.log.Warn("the root index write reported an error but the new root is in place", "err", err)
-		return nil
-	case gerr != nil && !errors.Is(gerr, fs.ErrNotExist):
-		r.mu.Lock()
-		r.unsure = true
-		r.mu.Unlock()
-		return fmt.Errorf("%w (and whether the new root is in place is unknown: %v; its files are kept, the next run cleans up)", err, gerr)
-	}
-	return err
-}
-
-// checkShrink refuses a run whose URL count fell by more than MaxShrink
-// against the published manifest.
-func (r *run) checkShrink() error {
-	if r.prev == nil || r.cfg.Force || r.prev.URLs == 0 {
-		return nil
-	}
-	urls, was := r.rep.URLs, r.prev.URLs
-	if float64(urls) >= float64(was)*(1-r.cfg.MaxShrink) {
-		return nil
-	}
-	return fmt.Errorf("%w: %d URLs, the published set (generation %d) has %d: -%.1f%%, more than the allowed %g%%; nothing published (force to publish anyway)",
-		ErrShrink, urls, r.prev.Generation, was, 100*float64(was-urls)/float64(was), 100*r.cfg.MaxShrink)
-}
-
-func (r *run) syncSink() error {
-	if s, ok := r.cfg.Sink.(interface{ Sync() error }); ok && !r.cfg.DryRun {
-		if err := s.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", r.cfg.Sink, err)
-		}
-	}
-	return nil
-}
-
-// publish writes the intermediate indexes, the manifest, the root index
-// and the robots lines, then deletes what neither this generation nor a kept
-// earlier one references.
+// publish commits the transaction with the shards the run wrote.
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
 	rep.Shards = len(r.listed)
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
 	}
-	if err := r.checkShrink(); err != nil {
-		return err
-	}
-	base := r.cfg.PublicURL.String()
-	root := r.cfg.Name + ".xml"
-	indexes, err := shard.Plan(r.listed, r.cfg.Fanout, r.cfg.PublicURL, r.cfg.Name, root)
-	if err != nil {
-		return err
-	}
-	files := append([]ManifestFile(nil), r.files...)
-	for _, l := range r.listed {
-		rep.Files = append(rep.Files, l.Name)
-	}
-	var robots []byte
-	for _, ix := range indexes {
-		if ix.Direct {
-			rep.Submit = append(rep.Submit, base+ix.Name)
-			robots = append(robots, "Sitemap: "+base+ix.Name+"\n"...)
-		}
-	}
-	// The shards' names must be durable before an index names them.
-	if err := r.syncSink(); err != nil {
-		return err
-	}
-	rootIx := indexes[len(indexes)-1]
-	for _, ix := range indexes[:len(indexes)-1] {
-		f := describe(ix.Name, ix.Data)
-		if err := r.store(ctx, f, ix.Data, false); err != nil {
-			return err
-		}
-		files = append(files, f)
-		rep.Files = append(rep.Files, ix.Name)
-	}
-	if r.cfg.Verify != nil {
-		if err := r.cfg.Verify(ctx, root, rootIx.Data); err != nil {
-			return fmt.Errorf("verify: %w", err)
-		}
-	}
-	robotsName := r.cfg.Name + "-robots.txt"
-	files = append(files, describe(root, rootIx.Data), describe(robotsName, robots))
-	m := r.newManifest(files, len(indexes))
-	raw, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
-	}
-	// The manifest goes in before the root: should the run die between the
-	// two, the next run still knows the files of the published root (they are
-	// the manifest's previous generation) and keeps them for the grace period.
-	if err := r.putFixed(ctx, manifestName(r.cfg.Name), append(raw, '\n')); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	r.manifest = true
-	r.mu.Unlock()
-	if err := r.syncSink(); err != nil {
-		return err
-	}
-	if err := r.putRoot(ctx, root, rootIx.Data); err != nil {
-		return err
-	}
-	r.switched = true
-	rep.Published = true
-	rep.Generation = m.Generation
-	rep.Indexes = len(indexes)
-	rep.Root = base + root
-	rep.Files = append(rep.Files, root)
-
-	// The new set is live: finish even if the run is being cancelled, the
-	// remaining steps take milliseconds.
-	ctx = context.WithoutCancel(ctx)
-	if err := r.putFixed(ctx, robotsName, robots); err != nil {
-		// Skip the prune: the old robots lines still name existing indexes.
-		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
-			ErrPublishedIncomplete, rep.Root, robotsName, err)
-	}
-	rep.Files = append(rep.Files, robotsName, manifestName(r.cfg.Name))
-
-	keep := map[string]bool{}
-	for _, f := range m.Files {
-		keep[f.Name] = true
-	}
-	for _, g := range m.Previous {
-		for _, f := range g.Files {
-			keep[f.Name] = true
-		}
-	}
-	if r.cfg.DryRun {
-		plan, err := sink.PrunePlan(ctx, r.cfg.Sink, r.cfg.Name, keep)
-		if err != nil {
-			return err
-		}
-		rep.Plan.Delete = append(rep.Plan.Delete, plan...)
-		return nil
-	}
-	deleted, err := sink.Prune(ctx, r.cfg.Sink, r.cfg.Name, keep)
-	rep.Deleted = deleted
-	if err != nil {
-		r.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
-	}
-	return nil
-}
-
-// newManifest describes this generation and the earlier ones it keeps.
-func (r *run) newManifest(files []ManifestFile, indexes int) *Manifest {
-	rep := r.rep
-	m := &Manifest{
-		Version: ManifestVersion, Generation: 1, Time: r.start.UTC().Truncate(time.Millisecond),
-		Seconds: time.Since(r.start).Seconds(), Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
-		Shards: rep.Shards, Indexes: indexes, Root: r.cfg.Name + ".xml", Files: files,
-	}
-	var gens []Generation
-	if r.prev != nil {
-		m.Generation = r.prev.Generation + 1
-		gens = append(gens, Generation{Generation: r.prev.Generation, Time: r.prev.Time, Files: r.prev.Files})
-		gens = append(gens, r.prev.Previous...)
-	} else {
-		// A set published without a manifest (an older sitemapgen, or the
-		// first run): its files are the previous generation, kept likewise.
-		owned := sink.Owned(r.cfg.Name)
-		var old []ManifestFile
-		for _, n := range r.before {
-			if owned.MatchString(n) && !strings.HasPrefix(n, ".") {
-				old = append(old, ManifestFile{Name: n})
-			}
-		}
-		if len(old) > 0 {
-			gens = append(gens, Generation{Files: old})
-		}
-	}
-	m.Previous = gens[:min(len(gens), r.cfg.KeepGenerations)]
-	return m
-}
-
-// cleanup removes the files a failed run wrote that were not there before
-// (nothing published references them), puts the previous manifest back if
-// the run had replaced it, and aborts incomplete uploads it left.
-func (r *run) cleanup(ctx context.Context, before []string) {
-	if r.switched || r.cfg.DryRun {
-		return
-	}
-	had := make(map[string]bool, len(before))
-	for _, n := range before {
-		had[n] = true
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	r.mu.Lock()
-	written, manifest, unsure := r.written, r.manifest, r.unsure
-	r.mu.Unlock()
-	if unsure {
-		r.log.Warn("cleanup after failure skipped: the new root may be in place; the next run cleans up")
-		return
-	}
-	for _, n := range written {
-		if had[n] {
-			continue
-		}
-		if err := r.cfg.Sink.Delete(ctx, n); err != nil {
-			r.log.Warn("cleanup after failure", "file", n, "err", err)
-		}
-	}
-	if manifest {
-		name := manifestName(r.cfg.Name)
-		var err error
-		if r.prevRaw != nil {
-			err = r.cfg.Sink.Put(ctx, name, r.prevRaw)
-		} else {
-			err = r.cfg.Sink.Delete(ctx, name)
-		}
-		if err != nil {
-			r.log.Warn("cleanup after failure: restore the manifest", "file", name, "err", err)
-		}
-	}
-	if a, ok := r.cfg.Sink.(sink.Aborter); ok {
-		if _, err := a.AbortIncomplete(ctx, sink.Owned(r.cfg.Name).MatchString); err != nil {
-			r.log.Warn("cleanup after failure: abort incomplete uploads", "err", err)
-		}
-	}
+	res, err := r.tx.Commit(ctx, publish.Set{
+		Shards: r.listed, Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
+		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(),
+	})
+	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
+	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted
+	return err
 }

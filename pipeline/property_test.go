@@ -14,6 +14,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -190,7 +191,7 @@ func TestPropertyLimitsTightOrderNesting(t *testing.T) {
 // failingSink fails or cancels at the n-th Put. Uploads run concurrently:
 // the count is under a lock.
 type failingSink struct {
-	sink.Sink
+	sink.Store
 	mu     sync.Mutex
 	n      int
 	cancel context.CancelFunc
@@ -213,7 +214,7 @@ func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
 		}
 		return errInjected
 	}
-	return s.Sink.Put(ctx, name, data)
+	return s.Store.Put(ctx, name, data)
 }
 
 // TestFailedRunKeepsPreviousSet checks invariant 6: a run cancelled or failing
@@ -256,7 +257,7 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 			t.Run(fmt.Sprintf("put%d_cancel%v", at, cancel), func(t *testing.T) {
 				ctx, stop := context.WithCancel(context.Background())
 				defer stop()
-				fs := &failingSink{Sink: local, n: at}
+				fs := &failingSink{Store: local, n: at}
 				if cancel {
 					fs.cancel = stop
 				}
@@ -286,10 +287,10 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 
 	// A failure after the switch (writing the robots lines): the new set is
 	// live and says so; nothing is pruned, so the old robots lines still work.
-	fs := &failingSink{Sink: local, n: manifest + 2} // shards, intermediates, manifest, root, robots
+	fs := &failingSink{Store: local, n: manifest + 2} // shards, intermediates, manifest, root, robots
 	c.Sink = fs
 	rep, err = Run(context.Background(), c)
-	if !errors.Is(err, ErrPublishedIncomplete) || !rep.Published {
+	if !errors.Is(err, publish.ErrPublishedIncomplete) || !rep.Published {
 		t.Fatalf("failure at the robots lines: err %v, published %v", err, rep.Published)
 	}
 	if set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt"); len(set.Shards) != rep.Shards {

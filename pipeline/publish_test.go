@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -35,13 +36,13 @@ func writeRows(t *testing.T, n int, changed func(i int) bool) string {
 	return p
 }
 
-func readManifestFile(t *testing.T, dir string) *Manifest {
+func readManifestFile(t *testing.T, dir string) *publish.Manifest {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "sitemap.manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m Manifest
+	var m publish.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestSkipUnchangedAndGrace(t *testing.T) {
 	}
 	for _, f := range m1.Files {
 		data, err := os.ReadFile(filepath.Join(dir, f.Name))
-		if err != nil || describe(f.Name, data) != f {
+		if err != nil || publish.Describe(f.Name, data) != f {
 			t.Fatalf("manifest entry %+v does not match the file (%v)", f, err)
 		}
 	}
@@ -161,8 +162,8 @@ func TestMaxShrink(t *testing.T) {
 	before := xmltest.Snapshot(t, dir)
 	c := cfg
 	c.Inputs = []string{writeRows(t, 499, nil)}
-	if _, err := Run(ctx, c); !errors.Is(err, ErrShrink) {
-		t.Fatalf("a 50.1%% shrink: err %v, want ErrShrink", err)
+	if _, err := Run(ctx, c); !errors.Is(err, publish.ErrShrink) {
+		t.Fatalf("a 50.1%% shrink: err %v, want publish.ErrShrink", err)
 	}
 	after := xmltest.Snapshot(t, dir)
 	if len(after) != len(before) {

@@ -1,11 +1,8 @@
 package shard
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 )
@@ -35,39 +32,13 @@ type Index struct {
 // ErrFanout reports a fanout too small to ever reach a single root.
 var ErrFanout = errors.New("index fanout 1 cannot list more than one sitemap")
 
-// ContentName returns stem-kind-NNNN-HASH.ext: a name that changes whenever
-// data changes, so a new run never overwrites a file that a published index
-// lists with different bytes. width pads the number.
-func ContentName(stem, kind string, num, width int, data []byte, ext string) string {
-	return SumName(stem, kind, num, width, sha256.Sum256(data), ext)
-}
-
-// SumName is ContentName for a caller that already has data's SHA-256.
-func SumName(stem, kind string, num, width int, sum [sha256.Size]byte, ext string) string {
-	b := make([]byte, 0, len(stem)+len(kind)+width+len(ext)+16)
-	b = append(b, stem...)
-	b = append(b, '-')
-	if kind != "" {
-		b = append(b, kind...)
-		b = append(b, '-')
-	}
-	n := strconv.Itoa(num)
-	for i := len(n); i < width; i++ {
-		b = append(b, '0')
-	}
-	b = append(b, n...)
-	b = append(b, '-')
-	b = hex.AppendEncode(b, sum[:5])
-	b = append(b, ext...)
-	return string(b)
-}
-
-// Plan builds the index files that list sitemaps, at most fanout entries
+// Indexes builds the index files that list sitemaps, at most fanout entries
 // each: one root named root when fanout allows, otherwise levels of
-// intermediate indexes with the root above them. The <loc>s are the names
-// under base, the public folder. The result is in publishing order: deepest
+// intermediate indexes, named by name (numbered from 1, given the index's
+// bytes), with the root above them. The <loc>s are base, the public folder
+// URL, followed by the names. The result is in publishing order: deepest
 // level first, root last.
-func Plan(sitemaps []Listed, fanout int, base *encode.Scope, stem, root string) ([]Index, error) {
+func Indexes(sitemaps []Listed, fanout int, base string, name func(num int, data []byte) string, root string) ([]Index, error) {
 	if len(sitemaps) == 0 {
 		return nil, errors.New("no sitemaps to index")
 	}
@@ -84,7 +55,7 @@ func Plan(sitemaps []Listed, fanout int, base *encode.Scope, stem, root string) 
 		for i := 0; i < len(level); i += fanout {
 			num++
 			ix := build(level[i:min(i+fanout, len(level))], base, direct)
-			ix.Name = ContentName(stem, "index", num, 4, ix.Data, ".xml")
+			ix.Name = name(num, ix.Data)
 			out = append(out, ix)
 			next = append(next, ix.Listed)
 		}
@@ -95,13 +66,14 @@ func Plan(sitemaps []Listed, fanout int, base *encode.Scope, stem, root string) 
 	return append(out, ix), nil
 }
 
-func build(entries []Listed, base *encode.Scope, direct bool) Index {
+func build(entries []Listed, base string, direct bool) Index {
 	ix := Index{Direct: direct, Count: len(entries)}
 	ix.LastmodKey = NoLastmod
 	b := append([]byte(nil), IndexHeader...)
 	for _, e := range entries {
 		b = append(b, "<sitemap><loc>"...)
-		b = base.AppendURL(b, e.Name)
+		b = encode.AppendEscaped(b, []byte(base))
+		b = encode.AppendEscaped(b, []byte(e.Name))
 		b = append(b, "</loc>"...)
 		if e.LastmodKey != NoLastmod {
 			b = append(b, "<lastmod>"...)

@@ -3,23 +3,18 @@ package shard
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/sitemapgen/sitemapgen/encode"
 )
 
-func scope(t *testing.T, s string) *encode.Scope {
-	t.Helper()
-	sc, err := encode.ParseScope(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
+// indexName names intermediate indexes as a layout would: by number and content.
+func indexName(num int, data []byte) string {
+	return fmt.Sprintf("s-index-%04d-%.5x.xml", num, sha256.Sum256(data))
 }
 
 func listed(n int) []Listed {
@@ -30,9 +25,9 @@ func listed(n int) []Listed {
 	return ls
 }
 
-// TestPlanNesting: the root lists shards directly up to fanout; beyond that,
+// TestIndexesNesting: the root lists shards directly up to fanout; beyond that,
 // levels of at most fanout entries each, every shard listed once, in order.
-func TestPlanNesting(t *testing.T) {
+func TestIndexesNesting(t *testing.T) {
 	for _, tc := range []struct{ shards, fanout, indexes, direct int }{
 		{1, 1, 1, 1},
 		{1, 1000, 1, 1},
@@ -44,7 +39,7 @@ func TestPlanNesting(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d/%d", tc.shards, tc.fanout), func(t *testing.T) {
 			shards := listed(tc.shards)
-			ixs, err := Plan(shards, tc.fanout, scope(t, "https://ex.com/"), "s", "s.xml")
+			ixs, err := Indexes(shards, tc.fanout, "https://ex.com/", indexName, "s.xml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,17 +76,17 @@ func TestPlanNesting(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Plan(listed(2), 1, scope(t, "https://ex.com/"), "s", "s.xml"); !errors.Is(err, ErrFanout) {
+	if _, err := Indexes(listed(2), 1, "https://ex.com/", indexName, "s.xml"); !errors.Is(err, ErrFanout) {
 		t.Fatalf("fanout 1 with 2 shards: %v", err)
 	}
 }
 
-// TestPlanLastmod: an entry's lastmod is the newest below it; none is invented.
-func TestPlanLastmod(t *testing.T) {
+// TestIndexesLastmod: an entry's lastmod is the newest below it; none is invented.
+func TestIndexesLastmod(t *testing.T) {
 	ls := listed(4)
 	ls[0].LastmodKey, ls[0].Lastmod = 10, []byte("2024-01-10")
 	ls[1].LastmodKey, ls[1].Lastmod = 30, []byte("2024-01-30T10:00:00+02:00")
-	ixs, err := Plan(ls, 2, scope(t, "https://ex.com/a&b/"), "s", "s.xml")
+	ixs, err := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,22 +97,11 @@ func TestPlanLastmod(t *testing.T) {
 	if !strings.Contains(string(ixs[0].Data), "https://ex.com/a&amp;b/s-000001") {
 		t.Errorf("index locs not escaped:\n%s", ixs[0].Data)
 	}
-	again, _ := Plan(ls, 2, scope(t, "https://ex.com/a&b/"), "s", "s.xml")
+	again, _ := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
 	for i := range ixs {
 		if ixs[i].Name != again[i].Name || !bytes.Equal(ixs[i].Data, again[i].Data) {
-			t.Fatalf("Plan is not deterministic")
+			t.Fatalf("Indexes is not deterministic")
 		}
-	}
-}
-
-func TestContentName(t *testing.T) {
-	a := ContentName("sitemap", "", 7, 6, []byte("x"), ".xml.gz")
-	b := ContentName("sitemap", "", 7, 6, []byte("y"), ".xml.gz")
-	if !strings.HasPrefix(a, "sitemap-000007-") || len(a) != len("sitemap-000007-0123456789.xml.gz") || a == b {
-		t.Fatalf("names %q %q", a, b)
-	}
-	if n := ContentName("s", "index", 12345, 4, nil, ".xml"); !strings.HasPrefix(n, "s-index-12345-") {
-		t.Fatalf("wide number: %q", n)
 	}
 }
 

@@ -24,6 +24,13 @@ func NewLocal(dir string) (*Local, error) {
 	return &Local{dir: dir}, nil
 }
 
+// LocalConnections is Local's Connections: a write takes a few
+// milliseconds, so more would only hold more files in memory.
+const LocalConnections = 2
+
+// Connections returns LocalConnections.
+func (l *Local) Connections() int { return LocalConnections }
+
 // String returns the folder's path.
 func (l *Local) String() string { return l.dir }
 

@@ -46,35 +46,3 @@ func TestLocalPut(t *testing.T) {
 		t.Errorf("Delete of a missing file: %v", err)
 	}
 }
-
-// TestPrune deletes only files a run with the stem owns and keep lacks: never
-// the root, the robots lines, other stems' files or unrelated files.
-func TestPrune(t *testing.T) {
-	dir := t.TempDir()
-	l, _ := NewLocal(dir)
-	ctx := context.Background()
-	files := []string{
-		"sitemap.xml", "sitemap-robots.txt", "index.html", "sitemap-notes.xml",
-		"sitemap-000001-0123456789.xml.gz", "sitemap-000002-abcdefabcd.xml.gz",
-		"sitemap-index-0001-0123456789.xml", "other-000001-0123456789.xml.gz",
-		".sitemap-000003-0000000000.xml.gz.123.tmp", ".sitemapx-000001-0123456789.xml.gz.5.tmp",
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deleted, err := Prune(ctx, l, "sitemap", map[string]bool{"sitemap-000001-0123456789.xml.gz": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(deleted)
-	want := []string{".sitemap-000003-0000000000.xml.gz.123.tmp", "sitemap-000002-abcdefabcd.xml.gz", "sitemap-index-0001-0123456789.xml"}
-	if !slices.Equal(deleted, want) {
-		t.Fatalf("deleted %q, want %q", deleted, want)
-	}
-	left, _ := l.List(ctx)
-	if len(left) != len(files)-len(want) {
-		t.Fatalf("left %q", left)
-	}
-}

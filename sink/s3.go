@@ -270,6 +270,13 @@ func (s *S3) Get(ctx context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
+// S3Connections is S3's Connections: enough uploads at once to hide an
+// object store's latency.
+const S3Connections = 8
+
+// Connections returns S3Connections.
+func (s *S3) Connections() int { return S3Connections }
+
 // List returns the names of the objects directly under the prefix.
 func (s *S3) List(ctx context.Context) ([]string, error) {
 	var names []string

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
@@ -72,7 +73,7 @@ func TestS3Sink(t *testing.T) {
 	}
 	s3test.StartUpload(t, c, bucket, "p/x-000002-0123456789.xml.gz")
 	s3test.StartUpload(t, c, bucket, "p/unrelated.bin")
-	aborted, err := s.AbortIncomplete(ctx, sink.Owned("x").MatchString)
+	aborted, err := s.AbortIncomplete(ctx, func(n string) bool { return strings.HasPrefix(n, "x-") })
 	if err != nil || !slices.Equal(aborted, []string{"x-000002-0123456789.xml.gz"}) {
 		t.Fatalf("AbortIncomplete = %q, %v", aborted, err)
 	}

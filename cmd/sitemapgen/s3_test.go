@@ -23,7 +23,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
-	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/publish"
 )
 
 // s3env is a bucket on the test server and the flags that publish to it.
@@ -93,7 +93,7 @@ func bigCSV(t *testing.T, n int) string {
 // lists exists and is complete (it parses), the set validates, the headers are
 // right, and the manifest lists exactly the current files with their sizes
 // and SHA-256; every other object belongs to a kept generation.
-func checkPublished(t *testing.T, e *s3env) (*xmltest.Set, *pipeline.Manifest) {
+func checkPublished(t *testing.T, e *s3env) (*xmltest.Set, *publish.Manifest) {
 	t.Helper()
 	dir, objs := e.download(t)
 	set := xmltest.ReadSet(t, dir, base, "sitemap.xml", "sitemap-robots.txt")
@@ -111,7 +111,7 @@ func checkPublished(t *testing.T, e *s3env) (*xmltest.Set, *pipeline.Manifest) {
 				name, o.ContentType, want, o.ContentEncoding, o.CacheCtrl)
 		}
 	}
-	var m pipeline.Manifest
+	var m publish.Manifest
 	if err := json.Unmarshal(objs["sitemap.manifest.json"].Data, &m); err != nil {
 		t.Fatalf("manifest: %v", err)
 	}

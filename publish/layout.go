@@ -1,0 +1,80 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+)
+
+// Layout owns every file name of the set with one stem: nothing else makes
+// or parses them.
+//
+//	STEM.xml                        root index (fixed name: the switch)
+//	STEM-robots.txt                 the Sitemap: lines to submit (fixed name)
+//	STEM.manifest.json              what is published and kept (fixed name)
+//	STEM-000001-HASH.xml.gz         shards, numbered in input order
+//	STEM-index-0001-HASH.xml        intermediate indexes
+//
+// HASH is the first 10 hex digits of the file's SHA-256: a new run never
+// overwrites a file that a published index lists with other bytes.
+type Layout struct {
+	stem  string
+	owned *regexp.Regexp
+}
+
+// NewLayout returns the Layout of the set named stem.
+func NewLayout(stem string) Layout {
+	q := regexp.QuoteMeta(stem)
+	return Layout{stem: stem, owned: regexp.MustCompile(`^(?:` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|` +
+		q + `-index-[0-9]{4,}-[0-9a-f]{10}\.xml|\.` + q + `[-.][^/]*\.tmp)$`)}
+}
+
+// Stem returns the stem the names start with.
+func (l Layout) Stem() string { return l.stem }
+
+// Root returns the root index's name.
+func (l Layout) Root() string { return l.stem + ".xml" }
+
+// Robots returns the name of the file of Sitemap: lines.
+func (l Layout) Robots() string { return l.stem + "-robots.txt" }
+
+// Manifest returns the manifest's name.
+func (l Layout) Manifest() string { return l.stem + ".manifest.json" }
+
+// Shard returns the name of shard num (1-based) whose stored bytes have
+// the SHA-256 sum.
+func (l Layout) Shard(num int, sum [sha256.Size]byte) string {
+	return l.name("", num, 6, sum, ".xml.gz")
+}
+
+// Index returns the name of intermediate index num (1-based) holding data.
+func (l Layout) Index(num int, data []byte) string {
+	return l.name("index", num, 4, sha256.Sum256(data), ".xml")
+}
+
+// Owned reports whether name is a file a run with this stem writes under a
+// name that changes with its content (shards, intermediate indexes), or a
+// temporary file a sink writes while putting one (sink.Local's .NAME.*.tmp):
+// what a run may delete once no kept generation lists it. The fixed names
+// are never owned in that sense.
+func (l Layout) Owned(name string) bool { return l.owned.MatchString(name) }
+
+func (l Layout) name(kind string, num, width int, sum [sha256.Size]byte, ext string) string {
+	b := make([]byte, 0, len(l.stem)+len(kind)+width+len(ext)+16)
+	b = append(b, l.stem...)
+	b = append(b, '-')
+	if kind != "" {
+		b = append(b, kind...)
+		b = append(b, '-')
+	}
+	n := strconv.Itoa(num)
+	for i := len(n); i < width; i++ {
+		b = append(b, '0')
+	}
+	b = append(b, n...)
+	b = append(b, '-')
+	b = hex.AppendEncode(b, sum[:5])
+	b = append(b, ext...)
+	return string(b)
+}

@@ -1,0 +1,82 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// ManifestVersion is the format version of the manifest this code writes.
+const ManifestVersion = 1
+
+// Manifest is STEM.manifest.json: what one publish put in place, and the
+// file lists of the generations before it that are still kept for crawlers
+// that fetched an older root. The next run reads it to skip unchanged files,
+// to check the URL count and to know which files it may delete.
+type Manifest struct {
+	Version    int          `json:"version"`
+	Generation int64        `json:"generation"` // 1 for the first publish, +1 each publish
+	Time       time.Time    `json:"time"`       // when the run started, UTC
+	Seconds    float64      `json:"seconds"`    // how long it ran until the manifest was written
+	Rows       int64        `json:"rows"`
+	URLs       int64        `json:"urls"`
+	Rejected   int64        `json:"rejected"`
+	Shards     int          `json:"shards"`
+	Indexes    int          `json:"indexes"`
+	Root       string       `json:"root"`
+	Files      []File       `json:"files"`              // shards in order, intermediate indexes, root, robots
+	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
+}
+
+// File is one file of a generation. Size and SHA256 describe its bytes as
+// stored (a shard's gzip bytes).
+type File struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Generation is an earlier publish, kept for the grace period.
+type Generation struct {
+	Generation int64     `json:"generation"` // 0: files found without a manifest
+	Time       time.Time `json:"time"`
+	Files      []File    `json:"files"`
+}
+
+// Describe returns the File of name holding data.
+func Describe(name string, data []byte) File {
+	return DescribeSum(name, len(data), sha256.Sum256(data))
+}
+
+// DescribeSum is Describe for a caller that already has the SHA-256.
+func DescribeSum(name string, size int, sum [sha256.Size]byte) File {
+	return File{Name: name, Size: int64(size), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// ReadManifest returns the manifest published in r under l's name, and its
+// bytes, or nil, nil, nil when there is none.
+func ReadManifest(ctx context.Context, r interface {
+	Get(context.Context, string) ([]byte, error)
+}, l Layout) (*Manifest, []byte, error) {
+	name := l.Manifest()
+	raw, err := r.Get(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read manifest: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("read manifest %s: %w (move it away to start a new history)", name, err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, nil, fmt.Errorf("read manifest %s: version %d, this sitemapgen writes %d", name, m.Version, ManifestVersion)
+	}
+	return &m, raw, nil
+}

@@ -1,0 +1,467 @@
+// Package publish puts a sitemap set in place over a sink.Store so that
+// readers see the previous set or the new one, never a mix: shards and
+// intermediate indexes first, under names that change with their content;
+// then the manifest; then the root index, the switch; then the robots
+// lines; last, the files no kept generation lists are deleted. A failed
+// run removes what it wrote and restores the manifest, leaving the
+// previous set as it was.
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// ErrPublishedIncomplete reports a publish whose new root index is live but
+// whose last steps (the robots lines) failed.
+var ErrPublishedIncomplete = errors.New("the new sitemap set is published")
+
+// ErrShrink reports a set whose URL count fell by more than
+// Options.MaxShrink against the published manifest; nothing is published
+// unless Options.Force.
+var ErrShrink = errors.New("URL count fell too far")
+
+// Options configure a Tx.
+type Options struct {
+	// KeepGenerations is how many earlier generations (per the manifest)
+	// stay in place after the switch, so that crawlers that fetched an older
+	// root moments ago still find its files. 0 deletes them at once.
+	KeepGenerations int
+	// MaxShrink is the fraction (0..1) by which the URL count may fall
+	// against the published manifest; a larger fall is refused (ErrShrink).
+	MaxShrink float64
+	Force     bool // publish despite MaxShrink
+	// Verify, when set, is called with the root index's name and bytes after
+	// every other file is written and before the root is published; an
+	// error fails the publish and nothing new is published.
+	Verify func(ctx context.Context, root string, data []byte) error
+	Log    *slog.Logger // nil: discard
+}
+
+// Transfer counts files and bytes, and the shards among them.
+type Transfer struct {
+	Files      int   `json:"files"`
+	Bytes      int64 `json:"bytes"`
+	Shards     int   `json:"shards"`
+	ShardBytes int64 `json:"shard_bytes"`
+}
+
+func (t *Transfer) add(size int64, isShard bool) {
+	t.Files++
+	t.Bytes += size
+	if isShard {
+		t.Shards++
+		t.ShardBytes += size
+	}
+}
+
+// Tx is one publish: Begin, PutShard for every shard (concurrently if need
+// be), then Commit, or Abort to undo what it wrote.
+type Tx struct {
+	store  sink.Store
+	layout Layout
+	opt    Options
+	log    *slog.Logger
+
+	start   time.Time
+	before  []string        // the store's files at Begin
+	prev    *Manifest       // the published manifest, nil if none
+	prevRaw []byte          // its bytes, restored if the publish fails after replacing it
+	known   map[string]File // files of kept generations present in the store
+
+	mu       sync.Mutex
+	uploaded Transfer
+	skipped  Transfer
+	skips    []string // names of the files skipped
+	written  []string // names this publish put, for Abort
+	manifest bool     // the new manifest is in place
+	unsure   bool     // the root write failed and may have landed: keep everything
+	switched bool     // the new root is in place: nothing to undo
+}
+
+// Begin starts a publish into store of the set l names: it reads what the
+// store holds and the published manifest.
+func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (*Tx, error) {
+	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: time.Now()}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	before, err := store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", store, err)
+	}
+	t.before = before
+	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
+		return nil, fmt.Errorf("%s: %w", store, err)
+	}
+	t.known = t.knownFiles()
+	return t, nil
+}
+
+// knownFiles returns the files of the generations the published manifest
+// describes that the store still holds: a file of this publish with the
+// same name, size and SHA-256 need not be uploaded again. Fixed names
+// (root, robots) are always written.
+func (t *Tx) knownFiles() map[string]File {
+	known := map[string]File{}
+	if t.prev == nil {
+		return known
+	}
+	present := make(map[string]bool, len(t.before))
+	for _, n := range t.before {
+		present[n] = true
+	}
+	add := func(files []File) {
+		for _, f := range files {
+			if present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
+				known[f.Name] = f
+			}
+		}
+	}
+	add(t.prev.Files)
+	for _, g := range t.prev.Previous {
+		add(g.Files)
+	}
+	return known
+}
+
+// Transfers reports the files written so far and those skipped because
+// the store already held their bytes, with the names of the skipped.
+func (t *Tx) Transfers() (uploaded, skipped Transfer, skippedNames []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.uploaded, t.skipped, append([]string{}, t.skips...)
+}
+
+// PutShard stores a shard, unless the store already holds these bytes under
+// its name (skip unchanged). It is safe for concurrent use.
+func (t *Tx) PutShard(ctx context.Context, f File, data []byte) error {
+	return t.put(ctx, f, data, true)
+}
+
+// put stores data under f.Name unless the store already holds these bytes
+// under that name, and counts it. Names it writes are recorded for Abort;
+// fixed names (root, robots, manifest) go through putFixed instead.
+func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
+	t.mu.Lock()
+	k, ok := t.known[f.Name]
+	if ok && k.Size == f.Size && k.SHA256 == f.SHA256 {
+		t.skipped.add(f.Size, isShard)
+		t.skips = append(t.skips, f.Name)
+		t.mu.Unlock()
+		return nil
+	}
+	t.written = append(t.written, f.Name)
+	t.mu.Unlock()
+	if err := t.store.Put(ctx, f.Name, data); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name, err)
+	}
+	t.mu.Lock()
+	t.uploaded.add(f.Size, isShard)
+	t.mu.Unlock()
+	return nil
+}
+
+// putFixed writes a file with a fixed name: always uploaded, never deleted
+// by Abort.
+func (t *Tx) putFixed(ctx context.Context, name string, data []byte) error {
+	if err := t.store.Put(ctx, name, data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.uploaded.add(int64(len(data)), false)
+	return nil
+}
+
+// putRoot writes the root index: the switch. It is not canceled half way
+// (a PUT canceled on the client may still land); after a failure it reads
+// the root back: if the new root landed after all the publish goes on as
+// switched, and if that cannot be known Abort keeps every file written.
+func (t *Tx) putRoot(ctx context.Context, name string, data []byte) error {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	err := t.putFixed(pctx, name, data)
+	if err == nil {
+		return nil
+	}
+	got, gerr := t.store.Get(pctx, name)
+	switch {
+	case gerr == nil && bytes.Equal(got, data):
+		t.log.Warn("the root index write reported an error but the new root is in place", "err", err)
+		return nil
+	case gerr != nil && !errors.Is(gerr, fs.ErrNotExist):
+		t.mu.Lock()
+		t.unsure = true
+		t.mu.Unlock()
+		return fmt.Errorf("%w (and whether the new root is in place is unknown: %v; its files are kept, the next run cleans up)", err, gerr)
+	}
+	return err
+}
+
+// Set is what Commit publishes: the shards already put, in order, and the
+// counts the manifest records.
+type Set struct {
+	Shards []shard.Listed // as the indexes list them, in order
+	Files  []File         // the shards as stored, in the same order
+	Rows   int64
+	URLs   int64
+	// Rejected rows, recorded in the manifest.
+	Rejected int64
+	Fanout   int    // entries per index
+	Base     string // the public folder URL, normalised, ending in '/'
+}
+
+// Result is what a Commit put in place; on error, as far as it got.
+type Result struct {
+	Published  bool     // the new root index is in place
+	Generation int64    // the manifest's generation now published
+	Indexes    int      // index files, the root included
+	Root       string   // URL of the root index
+	Submit     []string // index URLs for robots.txt / Search Console
+	Files      []string // files published, root last
+	Deleted    []string // files of older generations deleted
+}
+
+// checkShrink refuses a set whose URL count fell by more than MaxShrink
+// against the published manifest.
+func (t *Tx) checkShrink(urls int64) error {
+	if t.prev == nil || t.opt.Force || t.prev.URLs == 0 {
+		return nil
+	}
+	was := t.prev.URLs
+	if float64(urls) >= float64(was)*(1-t.opt.MaxShrink) {
+		return nil
+	}
+	return fmt.Errorf("%w: %d URLs, the published set (generation %d) has %d: -%.1f%%, more than the allowed %g%%; nothing published (force to publish anyway)",
+		ErrShrink, urls, t.prev.Generation, was, 100*float64(was-urls)/float64(was), 100*t.opt.MaxShrink)
+}
+
+func (t *Tx) sync() error {
+	if s, ok := t.store.(sink.Syncer); ok {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", t.store, err)
+		}
+	}
+	return nil
+}
+
+// Commit writes the intermediate indexes, the manifest, the root index and
+// the robots lines of set, whose shards PutShard has stored, then deletes
+// what neither this generation nor a kept earlier one lists.
+func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
+	res := &Result{}
+	if err := t.checkShrink(set.URLs); err != nil {
+		return res, err
+	}
+	root := t.layout.Root()
+	indexes, err := shard.Indexes(set.Shards, set.Fanout, set.Base, t.layout.Index, root)
+	if err != nil {
+		return res, err
+	}
+	files := append([]File(nil), set.Files...)
+	for _, l := range set.Shards {
+		res.Files = append(res.Files, l.Name)
+	}
+	var robots []byte
+	for _, ix := range indexes {
+		if ix.Direct {
+			res.Submit = append(res.Submit, set.Base+ix.Name)
+			robots = append(robots, "Sitemap: "+set.Base+ix.Name+"\n"...)
+		}
+	}
+	// The shards' names must be durable before an index names them.
+	if err := t.sync(); err != nil {
+		return res, err
+	}
+	rootIx := indexes[len(indexes)-1]
+	for _, ix := range indexes[:len(indexes)-1] {
+		f := Describe(ix.Name, ix.Data)
+		if err := t.put(ctx, f, ix.Data, false); err != nil {
+			return res, err
+		}
+		files = append(files, f)
+		res.Files = append(res.Files, ix.Name)
+	}
+	if t.opt.Verify != nil {
+		if err := t.opt.Verify(ctx, root, rootIx.Data); err != nil {
+			return res, fmt.Errorf("verify: %w", err)
+		}
+	}
+	robotsName := t.layout.Robots()
+	files = append(files, Describe(root, rootIx.Data), Describe(robotsName, robots))
+	m := t.newManifest(set, files, len(indexes))
+	raw, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return res, fmt.Errorf("manifest: %w", err)
+	}
+	// The manifest goes in before the root: should the run die between the
+	// two, the next run still knows the files of the published root (they are
+	// the manifest's previous generation) and keeps them for the grace period.
+	if err := t.putFixed(ctx, t.layout.Manifest(), append(raw, '\n')); err != nil {
+		return res, err
+	}
+	t.mu.Lock()
+	t.manifest = true
+	t.mu.Unlock()
+	if err := t.sync(); err != nil {
+		return res, err
+	}
+	if err := t.putRoot(ctx, root, rootIx.Data); err != nil {
+		return res, err
+	}
+	t.mu.Lock()
+	t.switched = true
+	t.mu.Unlock()
+	res.Published = true
+	res.Generation = m.Generation
+	res.Indexes = len(indexes)
+	res.Root = set.Base + root
+	res.Files = append(res.Files, root)
+
+	// The new set is live: finish even if the run is being cancelled, the
+	// remaining steps take milliseconds.
+	ctx = context.WithoutCancel(ctx)
+	if err := t.putFixed(ctx, robotsName, robots); err != nil {
+		// Skip the prune: the old robots lines still name existing indexes.
+		return res, fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
+			ErrPublishedIncomplete, res.Root, robotsName, err)
+	}
+	res.Files = append(res.Files, robotsName, t.layout.Manifest())
+
+	keep := map[string]bool{}
+	for _, f := range m.Files {
+		keep[f.Name] = true
+	}
+	for _, g := range m.Previous {
+		for _, f := range g.Files {
+			keep[f.Name] = true
+		}
+	}
+	res.Deleted, err = t.prune(ctx, keep)
+	if err != nil {
+		t.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
+	}
+	return res, nil
+}
+
+// newManifest describes this generation and the earlier ones it keeps.
+func (t *Tx) newManifest(set Set, files []File, indexes int) *Manifest {
+	m := &Manifest{
+		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Millisecond),
+		Seconds: time.Since(t.start).Seconds(), Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
+		Shards: len(set.Shards), Indexes: indexes, Root: t.layout.Root(), Files: files,
+	}
+	var gens []Generation
+	if t.prev != nil {
+		m.Generation = t.prev.Generation + 1
+		gens = append(gens, Generation{Generation: t.prev.Generation, Time: t.prev.Time, Files: t.prev.Files})
+		gens = append(gens, t.prev.Previous...)
+	} else {
+		// A set published without a manifest (an older sitemapgen, or the
+		// first run): its files are the previous generation, kept likewise.
+		var old []File
+		for _, n := range t.before {
+			if t.layout.Owned(n) && n[0] != '.' {
+				old = append(old, File{Name: n})
+			}
+		}
+		if len(old) > 0 {
+			gens = append(gens, Generation{Files: old})
+		}
+	}
+	m.Previous = gens[:min(len(gens), t.opt.KeepGenerations)]
+	return m
+}
+
+// prune deletes the owned files keep does not hold, and aborts the
+// incomplete uploads of owned names.
+func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string, err error) {
+	names, err := t.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", t.store, err)
+	}
+	var plan []string
+	for _, n := range names {
+		if !keep[n] && t.layout.Owned(n) {
+			plan = append(plan, n)
+		}
+	}
+	var errs []error
+	if bd, ok := t.store.(sink.BatchDeleter); ok {
+		deleted, err = bd.DeleteAll(ctx, plan)
+		errs = append(errs, err)
+	} else {
+		for _, n := range plan {
+			if err := t.store.Delete(ctx, n); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			deleted = append(deleted, n)
+		}
+	}
+	if a, ok := t.store.(sink.Aborter); ok {
+		if _, err := a.AbortIncomplete(ctx, t.layout.Owned); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// Abort removes the files a failed publish wrote that were not there
+// before (nothing published lists them), puts the previous manifest back if
+// it had been replaced, and aborts incomplete uploads. After the switch it
+// does nothing: the new set is live.
+func (t *Tx) Abort(ctx context.Context) {
+	had := make(map[string]bool, len(t.before))
+	for _, n := range t.before {
+		had[n] = true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	t.mu.Lock()
+	written, manifest, unsure, switched := t.written, t.manifest, t.unsure, t.switched
+	t.mu.Unlock()
+	if switched {
+		return
+	}
+	if unsure {
+		t.log.Warn("cleanup after failure skipped: the new root may be in place; the next run cleans up")
+		return
+	}
+	for _, n := range written {
+		if had[n] {
+			continue
+		}
+		if err := t.store.Delete(ctx, n); err != nil {
+			t.log.Warn("cleanup after failure", "file", n, "err", err)
+		}
+	}
+	if manifest {
+		name := t.layout.Manifest()
+		var err error
+		if t.prevRaw != nil {
+			err = t.store.Put(ctx, name, t.prevRaw)
+		} else {
+			err = t.store.Delete(ctx, name)
+		}
+		if err != nil {
+			t.log.Warn("cleanup after failure: restore the manifest", "file", name, "err", err)
+		}
+	}
+	if a, ok := t.store.(sink.Aborter); ok {
+		if _, err := a.AbortIncomplete(ctx, t.layout.Owned); err != nil {
+			t.log.Warn("cleanup after failure: abort incomplete uploads", "err", err)
+		}
+	}
+}

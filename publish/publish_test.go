@@ -1,0 +1,134 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// publishSet commits a set of n shards with the given bytes through a Tx.
+func publishSet(t *testing.T, store sink.Store, keep int, shards ...string) (*Result, error) {
+	t.Helper()
+	ctx := context.Background()
+	l := NewLayout("sitemap")
+	tx, err := Begin(ctx, store, l, Options{KeepGenerations: keep, MaxShrink: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set Set
+	for i, data := range shards {
+		sum := sha256.Sum256([]byte(data))
+		f := DescribeSum(l.Shard(i+1, sum), len(data), sum)
+		if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		set.Shards = append(set.Shards, shard.Listed{Name: f.Name, LastmodKey: shard.NoLastmod})
+		set.Files = append(set.Files, f)
+		set.URLs++
+	}
+	set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+	res, err := tx.Commit(ctx, set)
+	if err != nil {
+		tx.Abort(ctx)
+	}
+	return res, err
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns []string
+	for _, e := range ents {
+		ns = append(ns, e.Name())
+	}
+	return ns
+}
+
+// TestCommitPrunesOnlyOwned: after the switch, the files no kept generation
+// lists are deleted if the layout owns them; unrelated files, other stems'
+// files and stale temporary files of other stems stay.
+func TestCommitPrunesOnlyOwned(t *testing.T) {
+	dir := t.TempDir()
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"index.html", "other-000001-0123456789.xml.gz", ".sitemapx-000001-0123456789.xml.gz.5.tmp",
+		"sitemap-000009-0123456789.xml.gz", ".sitemap-000003-0000000000.xml.gz.123.tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Generation 1 (keeps the files found without a manifest for one generation).
+	if _, err := publishSet(t, store, 1, "a", "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// Generation 2, keeping none: everything owned that it does not list goes.
+	res, err := publishSet(t, store, 0, "a", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := names(t, dir)
+	for _, w := range []string{".sitemapx-000001-0123456789.xml.gz.5.tmp", "index.html", "other-000001-0123456789.xml.gz"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s was deleted; left %q", w, got)
+		}
+	}
+	for _, n := range got {
+		if n == "sitemap-000009-0123456789.xml.gz" || n == ".sitemap-000003-0000000000.xml.gz.123.tmp" {
+			t.Errorf("%s should have been pruned", n)
+		}
+	}
+	if len(res.Deleted) == 0 {
+		t.Errorf("nothing reported deleted")
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "sitemap.manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil || m.Generation != 2 || len(m.Previous) != 0 {
+		t.Fatalf("manifest: %v %+v", err, m)
+	}
+}
+
+// TestDryRunWritesNothing: a Tx over a DryRun store does the whole publish
+// and the store's files stay byte for byte; the decorator lists what would
+// have been written and deleted.
+func TestDryRunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publishSet(t, store, 0, "a", "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	before := names(t, dir)
+	dry := sink.NewDryRun(store)
+	res, err := publishSet(t, dry, 0, "a", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := names(t, dir); !slices.Equal(before, after) {
+		t.Fatalf("a dry run changed the folder: %q -> %q", before, after)
+	}
+	puts, dels := dry.Puts(), dry.Deletes()
+	// Shard "a" is unchanged (skipped); "x" is new; then manifest, root, robots.
+	if len(puts) != 4 || puts[len(puts)-1] != "sitemap-robots.txt" || puts[len(puts)-2] != "sitemap.xml" {
+		t.Errorf("puts %q", puts)
+	}
+	if len(dels) != 4 || !res.Published {
+		t.Errorf("deletes %q (want shards b and c and the two intermediate indexes), published %v", dels, res.Published)
+	}
+}

@@ -1,0 +1,69 @@
+package sink
+
+import (
+	"context"
+	"sync"
+)
+
+// DryRun is a Store that reads from another but writes nothing: it records
+// the files it would put and delete. Wrapping the destination in it is the
+// whole of a dry run; the code that publishes does not know.
+type DryRun struct {
+	s Store
+
+	mu      sync.Mutex
+	puts    []string
+	deletes []string
+}
+
+// NewDryRun returns a DryRun over s.
+func NewDryRun(s Store) *DryRun { return &DryRun{s: s} }
+
+// Put records name; nothing is written.
+func (d *DryRun) Put(ctx context.Context, name string, data []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.puts = append(d.puts, name)
+	return nil
+}
+
+// Get reads from the wrapped store.
+func (d *DryRun) Get(ctx context.Context, name string) ([]byte, error) { return d.s.Get(ctx, name) }
+
+// List lists the wrapped store.
+func (d *DryRun) List(ctx context.Context) ([]string, error) { return d.s.List(ctx) }
+
+// Delete records name; nothing is deleted. Deleting a name this DryRun put
+// takes the put back instead: together they would have changed nothing.
+func (d *DryRun) Delete(ctx context.Context, name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := len(d.puts) - 1; i >= 0; i-- {
+		if d.puts[i] == name {
+			d.puts = append(d.puts[:i], d.puts[i+1:]...)
+			return nil
+		}
+	}
+	d.deletes = append(d.deletes, name)
+	return nil
+}
+
+// Connections is the wrapped store's.
+func (d *DryRun) Connections() int { return d.s.Connections() }
+
+// String describes the wrapped store.
+func (d *DryRun) String() string { return d.s.String() + " (dry run)" }
+
+// Puts returns the names put so far, in order.
+func (d *DryRun) Puts() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string{}, d.puts...)
+}
+
+// Deletes returns the names deleted so far, in order.
+func (d *DryRun) Deletes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string{}, d.deletes...)
+}
