@@ -36,9 +36,11 @@ line), either of them gzipped, a .parquet file, an Arrow IPC file (.arrow,
 .feather) or stream (.arrows), a folder of Parquet/Arrow part files (Hive
 key=value/ sub-folders included), a quoted glob ('exports/part-*.parquet'),
 or '-' for CSV on standard input. Folders and globs are read in lexical path
-order.
+order. See docs/inputs.md and, for extension columns, docs/extensions.md.
 
 Exit status: 0 done; 1 failed (nothing new published); 2 usage error.
+Output, report and rejects: docs/output.md; S3: docs/s3.md; every flag:
+docs/flags.md (in the source tree).
 
 Flags:
 `

@@ -7,7 +7,8 @@
 //	sitemapgen generate [flags] INPUT...
 //	sitemapgen validate [flags] ROOT
 //
-// Run "sitemapgen help generate" for the flags.
+// Run "sitemapgen help generate" for the flags; the documentation is in
+// README.md and docs/ in the source tree.
 package main
 
 import (
@@ -50,6 +51,17 @@ Usage:
   sitemapgen validate [flags] ROOT       check a sitemap set (see: sitemapgen help validate)
   sitemapgen help [generate|validate]    show help
   sitemapgen version                     print the version
+
+Documentation: README.md and docs/ in the source tree:
+  docs/inputs.md        CSV, text, Parquet, Arrow, folders, globs, stdin; columns; bad input
+  docs/extensions.md    alternates, mobile, images, video, news; list columns
+  docs/output.md        files, indexes, publishing, report, dry run, manifest, rejects, exit status
+  docs/s3.md            publishing to S3 and S3-compatible stores
+  docs/validate.md      sitemapgen validate and generate --verify
+  docs/flags.md         every flag of generate and validate
+  docs/performance.md   figures and how to reproduce them
+  docs/how-it-works.md  architecture, package map, memory bounds, bounded decoders
+  docs/testing.md       running the tests, the S3 test server, fuzzing
 `
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
