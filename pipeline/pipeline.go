@@ -61,8 +61,12 @@ type Config struct {
 	// (publish.ErrShrink).
 	MaxShrink float64
 	Force     bool // publish despite MaxShrink
-	DryRun    bool // everything but the writes; Report.Plan says what would happen
-	Uploads   int  // concurrent uploads to the sink (0: the sink's Connections)
+	// LockTTL is how long the destination's lock outlives a run that died
+	// without releasing it, where the store cannot see it die (S3); 0:
+	// publish.DefaultLockTTL.
+	LockTTL time.Duration
+	DryRun  bool // everything but the writes; Report.Plan says what would happen
+	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published.
@@ -208,7 +212,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer releaseHeld(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, Log: r.log,
+		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Log: r.log,
 	})
 	if err != nil {
 		return finish(err)

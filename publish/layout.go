@@ -15,6 +15,7 @@ import (
 //	STEM.manifest.json              what is published and kept (fixed name)
 //	STEM-000001-HASH.xml.gz         shards, numbered in input order
 //	STEM-index-0001-HASH.xml        intermediate indexes
+//	.STEM.lock                      held by the run publishing (see sink.Locker)
 //
 // HASH is the first 10 hex digits of the file's SHA-256: a new run never
 // overwrites a file that a published index lists with other bytes.
@@ -41,6 +42,9 @@ func (l Layout) Robots() string { return l.stem + "-robots.txt" }
 
 // Manifest returns the manifest's name.
 func (l Layout) Manifest() string { return l.stem + ".manifest.json" }
+
+// Lock returns the name of the lock a publishing run holds.
+func (l Layout) Lock() string { return "." + l.stem + ".lock" }
 
 // Shard returns the name of shard num (1-based) whose stored bytes have
 // the SHA-256 sum.

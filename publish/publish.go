@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -45,8 +46,16 @@ type Options struct {
 	// every other file is written and before the root is published; an
 	// error fails the publish and nothing new is published.
 	Verify func(ctx context.Context, root string, data []byte) error
-	Log    *slog.Logger // nil: discard
+	// LockTTL is how long the destination's lock outlives a run that died
+	// without releasing it, on a store that cannot see it die (S3); a live
+	// run renews it. 0: DefaultLockTTL.
+	LockTTL time.Duration
+	Log     *slog.Logger // nil: discard
 }
+
+// DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
+// cost nothing, and a crashed nightly run blocks the next for at most this.
+const DefaultLockTTL = 10 * time.Minute
 
 // Transfer counts files and bytes, and the shards among them.
 type Transfer struct {
@@ -74,6 +83,7 @@ type Tx struct {
 	log    *slog.Logger
 
 	start   time.Time
+	lock    sink.Lock       // nil: the store cannot lock
 	before  []string        // the store's files at Begin
 	prev    *Manifest       // the published manifest, nil if none
 	prevRaw []byte          // its bytes, restored if the publish fails after replacing it
@@ -89,12 +99,29 @@ type Tx struct {
 	switched bool     // the new root is in place: nothing to undo
 }
 
-// Begin starts a publish into store of the set l names: it reads what the
-// store holds and the published manifest.
-func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (*Tx, error) {
+// Begin starts a publish into store of the set l names: it takes the
+// destination's lock, if the store has locks (an error wrapping
+// sink.ErrLocked when another run holds it), and reads what the store holds
+// and the published manifest. The lock is held until Commit succeeds or
+// Abort returns.
+func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx, err error) {
 	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: time.Now()}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
+	}
+	if lk, ok := store.(sink.Locker); ok {
+		ttl := opt.LockTTL
+		if ttl <= 0 {
+			ttl = DefaultLockTTL
+		}
+		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(t.start), ttl); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				t.release()
+			}
+		}()
 	}
 	before, err := store.List(ctx)
 	if err != nil {
@@ -106,6 +133,38 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (*Tx, e
 	}
 	t.known = t.knownFiles()
 	return t, nil
+}
+
+// owner describes this run to a run that finds the lock taken.
+func owner(start time.Time) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("sitemapgen pid %d on %s since %s", os.Getpid(), host, start.UTC().Format(time.RFC3339))
+}
+
+// release gives up the lock, if any; a publish that cannot release it says
+// so, and the lock expires (S3) or died with the process (a folder).
+func (t *Tx) release() {
+	if t.lock == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := t.lock.Release(ctx); err != nil {
+		t.log.Warn("release the destination's lock", "lock", t.layout.Lock(), "err", err)
+	}
+	t.lock = nil
+}
+
+// holding reports an error once the lock may have been lost: no publish
+// step that another run could see may follow.
+func (t *Tx) holding() error {
+	if t.lock == nil {
+		return nil
+	}
+	if err := t.lock.Err(); err != nil {
+		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
+	}
+	return nil
 }
 
 // knownFiles returns the files of the generations the published manifest
@@ -305,6 +364,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
 	}
+	if err := t.holding(); err != nil {
+		return res, err
+	}
 	// The manifest goes in before the root: should the run die between the
 	// two, the next run still knows the files of the published root (they are
 	// the manifest's previous generation) and keeps them for the grace period.
@@ -315,6 +377,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	t.manifest = true
 	t.mu.Unlock()
 	if err := t.sync(); err != nil {
+		return res, err
+	}
+	if err := t.holding(); err != nil {
 		return res, err
 	}
 	if err := t.putRoot(ctx, root, rootIx.Data); err != nil {
@@ -348,10 +413,18 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			keep[f.Name] = true
 		}
 	}
+	// A run that lost the lock does not prune: files the other run's set
+	// lists could go.
+	if err := t.holding(); err != nil {
+		t.log.Warn("prune skipped", "err", err)
+		t.release()
+		return res, nil
+	}
 	res.Deleted, err = t.prune(ctx, keep)
 	if err != nil {
 		t.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
 	}
+	t.release()
 	return res, nil
 }
 
@@ -420,9 +493,10 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 
 // Abort removes the files a failed publish wrote that were not there
 // before (nothing published lists them), puts the previous manifest back if
-// it had been replaced, and aborts incomplete uploads. After the switch it
-// does nothing: the new set is live.
+// it had been replaced, and aborts incomplete uploads; then it releases the
+// lock. After the switch it only releases the lock: the new set is live.
 func (t *Tx) Abort(ctx context.Context) {
+	defer t.release()
 	had := make(map[string]bool, len(t.before))
 	for _, n := range t.before {
 		had[n] = true
@@ -437,6 +511,11 @@ func (t *Tx) Abort(ctx context.Context) {
 	}
 	if unsure {
 		t.log.Warn("cleanup after failure skipped: the new root may be in place; the next run cleans up")
+		return
+	}
+	if err := t.holding(); err != nil {
+		// Another run may have written some of the same names since.
+		t.log.Warn("cleanup after failure skipped", "err", err)
 		return
 	}
 	for _, n := range written {

@@ -20,6 +20,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -56,6 +57,7 @@ type generateFlags struct {
 	columns                     [pipeline.NumColumns]string
 
 	s3Endpoint, cacheControl, maxShrink string
+	lockTTL                             time.Duration
 	s3PathStyle, force, dryRun          bool
 	s3PartSize, uploads, keepGens       int
 }
@@ -89,6 +91,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
+	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
 	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
@@ -233,8 +236,11 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery:      f.mediaQuery,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
+		LockTTL: f.lockTTL,
 	}
 	switch {
+	case f.lockTTL < time.Second:
+		return cfg, closeOut, usageError{fmt.Errorf("--lock-ttl %v: must be at least 1s", f.lockTTL)}
 	case f.workers < 1:
 		return cfg, closeOut, usageError{fmt.Errorf("--workers %d: must be at least 1", f.workers)}
 	case f.uploads < 0:

@@ -365,7 +365,7 @@ func TestS3Kill(t *testing.T) {
 	big := bigCSV(t, 12000)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS="+strings.Join(
-		e.args(p.URL, "--max-bytes", "52428800", "--s3-part-size", "5", "--max-shrink", "100%", big), " "))
+		e.args(p.URL, "--max-bytes", "52428800", "--s3-part-size", "5", "--max-shrink", "100%", "--lock-ttl", "2s", big), " "))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -391,10 +391,20 @@ func TestS3Kill(t *testing.T) {
 	dir, _ := e.download(t)
 	xmltest.ReadSet(t, dir, base, "sitemap.xml", "sitemap-robots.txt") // every listed object exists and is complete
 
-	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", rowsCSV(t, 1000, func(i int) bool { return i < 10 }))...); code != 0 {
+	// The killed run's lock lives on until it expires (S3 cannot see the
+	// holder die): a run now is refused, and publishes nothing.
+	next := e.args(e.ep, "--max-urls", "100", rowsCSV(t, 1000, func(i int) bool { return i < 10 }))
+	if code, _, stderr := sitemapgen(t, "", next...); code != 1 || !strings.Contains(stderr, "another run holds the destination") {
+		t.Fatalf("run while the dead run's lock lives: exit %d\n%s", code, stderr)
+	}
+	if got := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data; !bytes.Equal(got, root) {
+		t.Fatal("the refused run changed the root")
+	}
+	time.Sleep(2 * time.Second) // the lock's ttl: then it is taken over
+	if code, _, stderr := sitemapgen(t, "", next...); code != 0 {
 		t.Fatalf("next run: exit %d\n%s", code, stderr)
 	}
-	checkPublished(t, e) // no upload open, no object outside a kept generation
+	checkPublished(t, e) // no upload open, no object outside a kept generation, no lock left
 }
 
 // TestS3Errors: wrong credentials, a missing bucket and an unreachable

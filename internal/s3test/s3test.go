@@ -5,6 +5,7 @@
 package s3test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -107,6 +108,14 @@ func Keys(t testing.TB, c *s3.Client, bucket, prefix string) []string {
 type Object struct {
 	Data                                    []byte
 	ContentType, ContentEncoding, CacheCtrl string
+}
+
+// Put writes data under key, as another client would.
+func Put(t testing.TB, c *s3.Client, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: bytes.NewReader(data)}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Get downloads one object.
