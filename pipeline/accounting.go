@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -44,13 +45,15 @@ func (c *Counts) add(reason string, n int64) {
 	c.Total += n
 }
 
-// Report is what a run did, for machines. rows = urls + rejected.total.
+// Report is what a run did, for machines. rows = urls + rejected.total +
+// unfinished.
 type Report struct {
 	shardBuffers int // uncompressed shard buffers the run allocated (tests bound it)
 
 	Rows              int64              `json:"rows"`
 	URLs              int64              `json:"urls"`
 	Rejected          Counts             `json:"rejected"`
+	Unfinished        int64              `json:"unfinished"` // rows read but not yet encoded or rejected when the run failed
 	Warnings          Counts             `json:"warnings"`
 	Shards            int                `json:"shards"`
 	Indexes           int                `json:"indexes"`
@@ -71,6 +74,13 @@ type Report struct {
 	DryRun            bool               `json:"dry_run,omitempty"`
 	Plan              *Plan              `json:"plan,omitempty"` // dry run only
 	Error             string             `json:"error,omitempty"`
+}
+
+// NewReport returns the empty report of a run at gzipLevel: what a run that
+// fails before reading anything reports.
+func NewReport(gzipLevel int) *Report {
+	return &Report{GzipLevel: gzipLevel,
+		Rejected: Counts{ByReason: map[string]int64{}}, Warnings: Counts{ByReason: map[string]int64{}}}
 }
 
 // Plan is what a dry run would do: files to upload, files already in place
@@ -102,11 +112,16 @@ func (t *stageTimes) seconds() map[string]float64 {
 	}
 }
 
+// MaxRejectValue is the most bytes of a rejected value the rejects file
+// holds; a longer value is cut there and marked "…[cut: N bytes]".
+const MaxRejectValue = 4 << 10
+
 // rejectWriter writes the rejects CSV (source,row,reason,value) through one
 // reused buffer: a file of bad rows must not cost an allocation each.
 type rejectWriter struct {
 	w   io.Writer
 	buf []byte
+	cut []byte // a value cut to MaxRejectValue, reused
 }
 
 func newRejectWriter(w io.Writer) *rejectWriter {
@@ -120,6 +135,19 @@ func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, va
 	rw.buf = append(rw.buf, ',')
 	rw.buf = append(rw.buf, reason.String()...)
 	rw.buf = append(rw.buf, ',')
+	if len(value) > MaxRejectValue {
+		// A rejects file is read by people and spreadsheets: a 15 MB value
+		// helps neither. Cut at a character boundary and say so.
+		n := MaxRejectValue
+		for n > 0 && !utf8.RuneStart(value[n]) {
+			n--
+		}
+		cut := append(rw.cut[:0], value[:n]...)
+		cut = append(cut, "…[cut: "...)
+		cut = strconv.AppendInt(cut, int64(len(value)), 10)
+		cut = append(cut, " bytes]"...)
+		rw.cut, value = cut, cut
+	}
 	rw.buf = appendCSVField(rw.buf, value)
 	rw.buf = append(rw.buf, '\n')
 	if len(rw.buf) >= 64<<10 {

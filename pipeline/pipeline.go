@@ -150,10 +150,11 @@ type run struct {
 	layout publish.Layout
 	tx     *publish.Tx
 
-	mu     sync.Mutex
-	listed []shard.Listed // by shard number - 1
-	files  []publish.File // by shard number - 1
-	readOK atomic.Bool    // every input was read to its end without error
+	mu       sync.Mutex
+	listed   []shard.Listed // by shard number - 1
+	files    []publish.File // by shard number - 1
+	readOK   atomic.Bool    // every input was read to its end without error
+	rowsRead atomic.Int64   // rows handed out by the inputs
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
@@ -161,8 +162,7 @@ type run struct {
 // is returned in both cases.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
-	rep := &Report{GzipLevel: cfg.GzipLevel,
-		Rejected: Counts{ByReason: map[string]int64{}}, Warnings: Counts{ByReason: map[string]int64{}}}
+	rep := NewReport(cfg.GzipLevel)
 	finish := func(err error) (*Report, error) {
 		rep.Seconds = time.Since(start).Seconds()
 		if err != nil {
@@ -226,6 +226,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.tx.Abort(ctx)
 	}
 	rep.Uploaded, rep.Skipped, _ = r.tx.Transfers()
+	// Rows read but not accounted (in flight when the run failed), so that
+	// rows = urls + rejected + unfinished holds on every path.
+	accounted := rep.Rows
+	rep.Rows = r.rowsRead.Load()
+	rep.Unfinished = rep.Rows - accounted
 	if dry != nil {
 		_, _, skips := r.tx.Transfers()
 		rep.Plan = &Plan{Upload: dry.Puts(), Skip: skips, Delete: dry.Deletes()}
@@ -339,6 +344,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 			t := time.Now()
 			err := src.Fill(b, batchBytes)
 			r.times.read.Add(int64(time.Since(t)))
+			r.rowsRead.Add(int64(b.Len()))
 			if err != nil {
 				b.reset()
 				r.free <- b
@@ -452,6 +458,15 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	}
 	var reasons [encode.NumReasons]int64
 	var warnings [numWarnings]int64
+	// Counted on every path: a failed run's report must still add up.
+	defer func() {
+		for i, n := range reasons {
+			r.rep.Rejected.add(encode.Reason(i).String(), n)
+		}
+		for w, n := range warnings {
+			r.rep.Warnings.add(encode.WarningName(w), n)
+		}
+	}()
 	pending := make([]*Batch, r.depth) // a ring: the batches in flight are fewer than depth
 	var next uint64
 	var blocked time.Duration // waiting on the compressors is back-pressure, not cutting
@@ -534,12 +549,6 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 		if err := send(s); err != nil {
 			return err
 		}
-	}
-	for i, n := range reasons {
-		r.rep.Rejected.add(encode.Reason(i).String(), n)
-	}
-	for w, n := range warnings {
-		r.rep.Warnings.add(encode.WarningName(w), n)
 	}
 	if rejects != nil {
 		if err := rejects.flush(); err != nil {

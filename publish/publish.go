@@ -518,8 +518,18 @@ func (t *Tx) Abort(ctx context.Context) {
 		t.log.Warn("cleanup after failure skipped", "err", err)
 		return
 	}
+	// Only what is there: a put that failed may have left nothing, and a
+	// delete of it would fail too (a read-only folder) and warn of nothing.
+	present := map[string]bool{}
+	if names, err := t.store.List(ctx); err == nil {
+		for _, n := range names {
+			present[n] = true
+		}
+	} else {
+		present = nil // unknown: try every name
+	}
 	for _, n := range written {
-		if had[n] {
+		if had[n] || (present != nil && !present[n]) {
 			continue
 		}
 		if err := t.store.Delete(ctx, n); err != nil {

@@ -1,12 +1,16 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/shard"
@@ -130,5 +134,35 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 	if len(dels) != 4 || !res.Published {
 		t.Errorf("deletes %q (want shards b and c and the two intermediate indexes), published %v", dels, res.Published)
+	}
+}
+
+// refusingStore fails every Put and every Delete, as a read-only folder does.
+type refusingStore struct{ *sink.Local }
+
+func (refusingStore) Put(context.Context, string, []byte) error { return errors.New("read-only") }
+func (refusingStore) Delete(context.Context, string) error      { return errors.New("read-only") }
+
+// TestAbortCleansOnlyWhatIsThere: a publish whose puts all failed has
+// nothing to clean up, and says nothing about files it never wrote.
+func TestAbortCleansOnlyWhatIsThere(t *testing.T) {
+	local, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	ctx := context.Background()
+	l := NewLayout("sitemap")
+	tx, err := Begin(ctx, refusingStore{local}, l, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("a"))
+	if err := tx.PutShard(ctx, DescribeSum(l.Shard(1, sum), 1, sum), []byte("a")); err == nil {
+		t.Fatal("Put to a read-only store succeeded")
+	}
+	tx.Abort(ctx)
+	if strings.Contains(logs.String(), "cleanup") {
+		t.Errorf("Abort warned about files it never wrote:\n%s", logs.String())
 	}
 }

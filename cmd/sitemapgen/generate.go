@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,8 +135,25 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stdin = cancelable(ctx, stdin)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var reportFile *os.File
+	if f.report != "" {
+		// Open it first: a report path that cannot be written must fail the
+		// run before anything is published, and every later failure, even
+		// of the configuration, is reported in it.
+		if reportFile, err = os.Create(f.report); err != nil {
+			fmt.Fprintf(stderr, "sitemapgen generate: --report: %v\n", err)
+			return exitFail
+		}
+	}
 	cfg, closeOut, err := f.config(ctx, inputs, stdin, log)
 	if err != nil {
+		if reportFile != nil {
+			rep := pipeline.NewReport(f.gzipLevel)
+			rep.Error = err.Error()
+			if werr := writeReport(reportFile, rep); werr != nil {
+				log.Error("report", "err", werr)
+			}
+		}
 		fmt.Fprintf(stderr, "sitemapgen generate: %v\n", err)
 		if isUsage(err) {
 			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
@@ -144,16 +162,6 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitFail
 	}
 
-	var reportFile *os.File
-	if f.report != "" {
-		// Open it now: a report path that cannot be written must fail the
-		// run before anything is published, not after.
-		if reportFile, err = os.Create(f.report); err != nil {
-			closeOut()
-			fmt.Fprintf(stderr, "sitemapgen generate: --report: %v\n", err)
-			return exitFail
-		}
-	}
 	var stopProgress func()
 	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(fd.Fd())) {
 		cfg.Progress = new(pipeline.Progress)
@@ -196,10 +204,37 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
 		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted), "generation", rep.Generation,
 		"seconds", fmt.Sprintf("%.2f", rep.Seconds), "root", rep.Root)
+	if rep.Rejected.Total > 0 && f.rejects == "" {
+		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",
+			"rejected", rep.Rejected.Total)
+	}
 	for _, u := range rep.Submit {
 		fmt.Fprintf(stdout, "Sitemap: %s\n", u)
 	}
 	return exitOK
+}
+
+// topReasons says the n most frequent reasons with their counts, e.g.
+// "out_of_scope 30, not_http 6".
+func topReasons(by map[string]int64, n int) string {
+	reasons := make([]string, 0, len(by))
+	for r := range by {
+		reasons = append(reasons, r)
+	}
+	slices.SortFunc(reasons, func(a, b string) int {
+		if c := cmp.Compare(by[b], by[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, r := range reasons[:min(n, len(reasons))] {
+		parts = append(parts, fmt.Sprintf("%s %d", r, by[r]))
+	}
+	if len(reasons) > n {
+		parts = append(parts, "…")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // config turns flags into a pipeline.Config. closeOut flushes and closes the
@@ -252,6 +287,9 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, closeOut, usageError{err}
+	}
+	if f.out == "" {
+		return cfg, closeOut, usageError{errors.New("--out is empty: name a folder or s3://bucket/prefix")}
 	}
 	if strings.HasPrefix(f.out, "s3://") {
 		bucket, prefix, err := sink.ParseS3URL(f.out)
