@@ -19,11 +19,11 @@ import (
 type inputKind uint8
 
 const (
-	kindRegular   inputKind = iota // a regular file
-	kindFIFO                       // a named FIFO fed by a goroutine
-	kindStdin                      // "-" reading Config.Stdin, a pipe
-	kindGzip                       // a regular gzip file
-	kindGzipFIFO                   // gzip through a FIFO
+	kindRegular  inputKind = iota // a regular file
+	kindFIFO                      // a named FIFO fed by a goroutine
+	kindStdin                     // "-" reading Config.Stdin, a pipe
+	kindGzip                      // a regular gzip file
+	kindGzipFIFO                  // gzip through a FIFO
 	numInputKinds
 )
 
