@@ -68,7 +68,7 @@ type Stats struct {
 	Duplicates int64 // entries Next reported as duplicates
 }
 
-// rec is an entry held in memory: its Data is arena[off:off+n].
+// rec is an entry held in memory: its Data is at arena offset off.
 type rec struct {
 	off, n        uint32
 	keyAt, keyLen uint32
@@ -93,7 +93,7 @@ type run struct {
 // A Sorter is not safe for concurrent use.
 type Sorter struct {
 	opt    Options
-	arena  []byte
+	arena  arena
 	recs   []rec
 	runs   []*run
 	disk   int64
@@ -138,37 +138,24 @@ func (s *Sorter) Add(e Entry) error {
 	if uint64(e.KeyAt)+uint64(e.KeyLen) > uint64(len(e.Data)) || int(e.LmAt)+int(e.LmLen) > len(e.Data) {
 		return fmt.Errorf("extsort: entry of %d bytes with key at %d+%d, lastmod at %d+%d", len(e.Data), e.KeyAt, e.KeyLen, e.LmAt, e.LmLen)
 	}
-	if len(s.recs) > 0 && len(s.arena)+len(e.Data)+(len(s.recs)+1)*recSize > s.opt.Memory {
+	if len(s.recs) > 0 && s.arena.used+len(e.Data)+(len(s.recs)+1)*recSize > s.opt.Memory {
 		if s.err = s.spill(); s.err != nil {
 			return s.err
 		}
 	}
-	if len(s.arena)+len(e.Data) > 1<<32-1 {
-		return fmt.Errorf("extsort: memory budget over 4 GiB")
+	if s.arena.used+len(e.Data)+2*chunkSize > 1<<32-1 {
+		return fmt.Errorf("extsort: %d bytes in memory: the budget must be under 4 GiB", s.arena.used+len(e.Data))
 	}
-	s.arena = s.grow(s.arena, len(e.Data))
-	s.recs = append(s.recs, rec{off: uint32(len(s.arena)), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
+	off := s.arena.add(e.Data)
+	s.recs = append(s.recs, rec{off: uint32(off), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
 		lmAt: e.LmAt, lmLen: e.LmLen, source: e.Source, lmKey: e.LmKey, line: e.Line})
-	s.arena = append(s.arena, e.Data...)
 	s.stats.Entries++
 	s.stats.DataBytes += int64(len(e.Data))
 	return nil
 }
 
-// grow makes room for n more bytes in b without letting append double it
-// past the budget: the arena's capacity stays within Memory (an entry
-// larger than Memory gets just its own size).
-func (s *Sorter) grow(b []byte, n int) []byte {
-	if len(b)+n <= cap(b) {
-		return b
-	}
-	c := min(max(2*cap(b), 1<<20, len(b)+n), max(s.opt.Memory-len(s.recs)*recSize, len(b)+n))
-	return append(make([]byte, 0, c), b...)
-}
-
 func (s *Sorter) key(r *rec) []byte {
-	at := r.off + r.keyAt
-	return s.arena[at : at+r.keyLen]
+	return s.arena.bytes(r.off, r.n)[r.keyAt : r.keyAt+r.keyLen]
 }
 
 // sortMemory sorts the entries in memory by key, then input order (the
@@ -183,7 +170,7 @@ func (s *Sorter) sortMemory() {
 }
 
 func (s *Sorter) entry(r *rec) Entry {
-	return Entry{Data: s.arena[r.off : r.off+r.n], KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
+	return Entry{Data: s.arena.bytes(r.off, r.n), KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
 		LmAt: r.lmAt, LmLen: r.lmLen, Source: r.source, Line: r.line}
 }
 
@@ -203,7 +190,8 @@ func (s *Sorter) spill() error {
 		return err
 	}
 	s.runs = append(s.runs, r)
-	s.arena, s.recs = s.arena[:0], s.recs[:0]
+	s.arena.reset()
+	s.recs = s.recs[:0]
 	return nil
 }
 
@@ -400,7 +388,7 @@ func (s *Sorter) Close() error {
 		s.closeRun(r)
 	}
 	s.runs, s.final = nil, nil
-	s.arena, s.recs = nil, nil
+	s.arena, s.recs = arena{}, nil
 	s.sorted = true // no more Add
 	return nil
 }
