@@ -17,6 +17,7 @@ package extsort
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +46,7 @@ func (e Entry) Key() []byte { return e.Data[e.KeyAt : e.KeyAt+e.KeyLen] }
 // Options configure a Sorter. The zero value is usable.
 type Options struct {
 	// Memory bounds the entries held in memory before a run is spilled,
-	// counting their bytes and 48 bytes of bookkeeping each. Default 64 MiB.
+	// counting their bytes and 56 bytes of bookkeeping each. Default 64 MiB.
 	Memory int
 	// Dir is where runs are spilled (--tmp). Default os.TempDir().
 	Dir string
@@ -70,6 +71,7 @@ type Stats struct {
 
 // rec is an entry held in memory: its Data is at arena offset off.
 type rec struct {
+	pfx           uint64 // the 8 key bytes after the keys' common prefix, big-endian, zero-padded
 	off, n        uint32
 	keyAt, keyLen uint32
 	lmAt, source  uint32
@@ -77,7 +79,7 @@ type rec struct {
 	lmKey, line   int64
 }
 
-const recSize = 48
+const recSize = 56
 
 // run is a spilled run: an open, usually unlinked, file.
 type run struct {
@@ -146,6 +148,11 @@ func (s *Sorter) Add(e Entry) error {
 	if s.arena.used+len(e.Data)+2*chunkSize > 1<<32-1 {
 		return fmt.Errorf("extsort: %d bytes in memory: the budget must be under 4 GiB", s.arena.used+len(e.Data))
 	}
+	if s.recs == nil {
+		// Room for the entries of a full budget of 200-byte entries, so
+		// the first run does not grow the slice by doubling copies.
+		s.recs = make([]rec, 0, min(s.opt.Memory/(200+recSize), 1<<20))
+	}
 	off := s.arena.add(e.Data)
 	s.recs = append(s.recs, rec{off: uint32(off), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
 		lmAt: e.LmAt, lmLen: e.LmLen, source: e.Source, lmKey: e.LmKey, line: e.Line})
@@ -160,8 +167,36 @@ func (s *Sorter) key(r *rec) []byte {
 
 // sortMemory sorts the entries in memory by key, then input order (the
 // arena offset grows with it), so equal keys keep their order.
+//
+// Keys share a long prefix (scheme, host, folder), and reading a key is a
+// cache miss in an arena of tens of MiB, so each entry first gets the 8 key
+// bytes after the common prefix as a number: most comparisons end there,
+// without touching the arena.
 func (s *Sorter) sortMemory() {
+	if len(s.recs) == 0 {
+		return
+	}
+	first := s.key(&s.recs[0])
+	common := len(first)
+	for i := 1; i < len(s.recs) && common > 0; i++ {
+		k := s.key(&s.recs[i])
+		n := min(common, len(k))
+		j := 0
+		for j < n && k[j] == first[j] {
+			j++
+		}
+		common = j
+	}
+	for i := range s.recs {
+		r := &s.recs[i]
+		var b [8]byte
+		copy(b[:], s.key(r)[common:])
+		r.pfx = binary.BigEndian.Uint64(b[:])
+	}
 	slices.SortFunc(s.recs, func(a, b rec) int {
+		if a.pfx != b.pfx {
+			return cmp.Compare(a.pfx, b.pfx)
+		}
 		if c := bytes.Compare(s.key(&a), s.key(&b)); c != 0 {
 			return c
 		}
