@@ -12,6 +12,8 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // arrow-go allocates what an IPC message claims before reading it: the
@@ -509,7 +511,7 @@ func arrowMaxRows(size int64) int64 {
 	if size < 0 {
 		return -1
 	}
-	return maxRowsPerByte * size
+	return saferio.MaxRowsPerByte * size
 }
 
 // newArrowFile checks the magic at the end of the Arrow IPC file of size
@@ -631,7 +633,7 @@ func (m *arrowMessages) message() (*ipc.Message, error) {
 		if msg.typ == arrowBatchMsg {
 			m.rows += msg.rows
 			if m.maxRows >= 0 && m.rows > m.maxRows {
-				return nil, fmt.Errorf("record batches claim more than %d rows in a file of %d bytes", m.maxRows, m.maxRows/maxRowsPerByte)
+				return nil, fmt.Errorf("record batches claim more than %d rows in a file of %d bytes", m.maxRows, m.maxRows/saferio.MaxRowsPerByte)
 			}
 		}
 		if msg.codec >= 0 {
@@ -705,7 +707,7 @@ func (m *arrowMessages) readPart(part string, n, least, limit int64) ([]byte, er
 		b = make([]byte, n)
 		_, err = io.ReadFull(m.r, b)
 	} else {
-		b, err = readUpTo(make([]byte, 0, min(n, 64<<10)), io.LimitReader(m.r, n), int(n))
+		b, err = saferio.ReadUpTo(make([]byte, 0, min(n, 64<<10)), io.LimitReader(m.r, n), int(n))
 		if err == nil && int64(len(b)) < n {
 			err = io.EOF
 		}
@@ -783,7 +785,7 @@ func (m *arrowMessages) decompress(msg *arrowMsg, body []byte) (out []byte, bufs
 			} else {
 				r, err := m.decoder(msg.codec, src, int(size))
 				if err == nil {
-					out, err = readUpTo(out, r, start+int(size))
+					out, err = saferio.ReadUpTo(out, r, start+int(size))
 				}
 				if err == nil && int64(len(out)-start) != size {
 					err = fmt.Errorf("%d bytes, not the %d it claims", len(out)-start, size)
@@ -860,13 +862,13 @@ func (m *arrowMessages) decoder(codec int64, src []byte, size int) (io.Reader, e
 		return m.lz, nil
 	}
 	if m.zs == nil {
-		zs, err := newZstd(maxArrowBatch)
+		zs, err := saferio.NewZstd(maxArrowBatch)
 		if err != nil {
 			return nil, err
 		}
 		m.zs = zs
 	}
-	return m.zs, resetZstd(m.zs, src, size)
+	return m.zs, saferio.ResetZstd(m.zs, src, size)
 }
 
 // Retain and Release count the references to the reader (ipc.MessageReader).

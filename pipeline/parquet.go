@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // ParquetReader reads the rows of an Apache Parquet file into Batches. It
@@ -55,9 +56,6 @@ type ParquetReader struct {
 	extSpans [][]span
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see parquet_list.go
 }
-
-// maxRowsPerByte bounds the rows a Parquet file may claim per byte of file.
-const maxRowsPerByte = 1024
 
 // valueKind is how a column's values become text.
 type valueKind int
@@ -158,11 +156,11 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 	pr = &ParquetReader{name: source, r: r, size: size, pf: pf}
 	// RLE lets a few bytes stand for millions of rows; a URL list holds
 	// distinct URLs, which cost bytes. A file claiming more than
-	// maxRowsPerByte rows per byte is refused rather than read for hours.
+	// saferio.MaxRowsPerByte rows per byte is refused rather than read for hours.
 	var rows int64
 	for _, g := range pf.Metadata().RowGroups {
-		if g.NumRows < 0 || g.NumRows > maxRowsPerByte*size || rows > maxRowsPerByte*size-g.NumRows {
-			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, ErrCorrupt, maxRowsPerByte*size, size)
+		if g.NumRows < 0 || g.NumRows > saferio.MaxRowsPerByte*size || rows > saferio.MaxRowsPerByte*size-g.NumRows {
+			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, ErrCorrupt, saferio.MaxRowsPerByte*size, size)
 		}
 		rows += g.NumRows
 	}

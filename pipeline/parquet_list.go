@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // pqList reads a list extension column of a Parquet file (images,
@@ -224,7 +225,7 @@ func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error
 
 // openLists opens the column chunks of the list columns in row group g
 // (pr.rg-1). A leaf's page values (level entries) are bounded by its chunk's
-// num_values, itself bounded like the rows of the file (maxRowsPerByte).
+// num_values, itself bounded like the rows of the file (saferio.MaxRowsPerByte).
 func (pr *ParquetReader) openLists(g *format.RowGroup) error {
 	for _, pl := range pr.lists {
 		if pl == nil {
@@ -237,7 +238,7 @@ func (pr *ParquetReader) openLists(g *format.RowGroup) error {
 				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, l.name, ErrCorrupt)
 			}
 			nv := g.Columns[i].MetaData.NumValues
-			if nv < 0 || nv > maxRowsPerByte*pr.size {
+			if nv < 0 || nv > saferio.MaxRowsPerByte*pr.size {
 				return fmt.Errorf("%s: row group %d, column %q: %w: column chunk claims %d values in a file of %d bytes", pr.name, pr.rg-1, l.name, ErrCorrupt, nv, pr.size)
 			}
 			if err := pr.openChunk(l.pqColumn, g, nv); err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // The pages of a column chunk are read here rather than by parquet-go, so
@@ -314,7 +316,7 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 			err = p.gz.Reset(bytes.NewReader(src))
 		}
 		if err == nil {
-			dst, err = readUpTo(dst, p.gz, size)
+			dst, err = saferio.ReadUpTo(dst, p.gz, size)
 		}
 	case format.Brotli:
 		if p.br2 == nil {
@@ -323,16 +325,16 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 			err = p.br2.Reset(bytes.NewReader(src))
 		}
 		if err == nil {
-			dst, err = readUpTo(dst, p.br2, size)
+			dst, err = saferio.ReadUpTo(dst, p.br2, size)
 		}
 	case format.Zstd:
 		if p.zs == nil {
-			if p.zs, err = newZstd(maxPageSize); err != nil {
+			if p.zs, err = saferio.NewZstd(maxPageSize); err != nil {
 				return nil, err
 			}
 		}
-		if err = resetZstd(p.zs, src, size); err == nil {
-			dst, err = readUpTo(dst, p.zs, size)
+		if err = saferio.ResetZstd(p.zs, src, size); err == nil {
+			dst, err = saferio.ReadUpTo(dst, p.zs, size)
 		}
 	default:
 		return nil, fmt.Errorf("compression %s not supported", p.codec)
@@ -347,75 +349,6 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %d bytes uncompressed, the page says %d", p.codec, len(dst), size)
 	}
 	return dst, nil
-}
-
-// zstdMaxWindow bounds the history a zstd frame may ask for, which the
-// decoder allocates before it reads any data: a few bytes of header could
-// otherwise claim hundreds of MiB. zstd levels up to 20 use at most 32 MiB;
-// frames of levels 21 and 22 over large inputs are refused.
-const zstdMaxWindow = 32 << 20
-
-// newZstd returns a zstd decoder for pages or buffers of at most maxOut bytes.
-func newZstd(maxOut uint64) (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxOut),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
-}
-
-// resetZstd points d at the zstd data src, which must decode to size bytes:
-// a first frame that says it holds more is refused before d allocates for it.
-func resetZstd(d *zstd.Decoder, src []byte, size int) error {
-	var h zstd.Header
-	if err := h.Decode(src); err == nil && h.HasFCS && h.FrameContentSize > uint64(size) {
-		return fmt.Errorf("zstd frame of %d bytes, more than the %d claimed", h.FrameContentSize, size)
-	}
-	return d.Reset(bytes.NewReader(src))
-}
-
-// readUpTo appends what r yields to dst, failing when it is more than size
-// bytes; dst grows with what is read, not with what the page claims.
-func readUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			if len(dst) > size {
-				return dst, fmt.Errorf("more than the %d bytes the page says", size)
-			}
-			if len(dst) == size {
-				// Full: rather than grow (and copy) for a byte that must not
-				// come, ask whether the reader is done.
-				return dst, expectEOF(r, size)
-			}
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if err == io.EOF {
-			if len(dst) > size {
-				return dst, fmt.Errorf("more than the %d bytes the page says", size)
-			}
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
-
-// expectEOF returns nil when r has nothing more to give, and an error when
-// it yields another byte beyond the size bytes already read.
-func expectEOF(r io.Reader, size int) error {
-	var b [1]byte
-	for range 100 {
-		n, err := r.Read(b[:])
-		switch {
-		case n > 0:
-			return fmt.Errorf("more than the %d bytes the page says", size)
-		case err == io.EOF:
-			return nil
-		case err != nil:
-			return err
-		}
-	}
-	return io.ErrNoProgress
 }
 
 // readDict decodes the PLAIN dictionary page into p.dict and p.doffs.

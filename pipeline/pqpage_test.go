@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -133,26 +131,5 @@ func checkRows(t *testing.T, data []byte, want [][NumColumns]string) {
 	}
 	if row != len(want) {
 		t.Fatalf("%d rows, want %d", row, len(want))
-	}
-}
-
-// TestReadUpToExact: output that fills its buffer exactly is not copied
-// into a bigger one to find the end, and one byte more is an error.
-func TestReadUpToExact(t *testing.T) {
-	const n = 1 << 20
-	src := bytes.Repeat([]byte("sitemap!"), n/8)
-	for _, r := range []func() io.Reader{
-		func() io.Reader { return bytes.NewReader(src) },
-		func() io.Reader { return iotest.OneByteReader(bytes.NewReader(src)) },
-		func() io.Reader { return iotest.DataErrReader(bytes.NewReader(src)) },
-	} {
-		dst := make([]byte, 0, n)
-		out, err := readUpTo(dst, r(), n)
-		if err != nil || len(out) != n || cap(out) != n || &out[0] != &dst[:1][0] {
-			t.Fatalf("readUpTo: %d bytes, cap %d, same buffer %v, err %v; want %d in place", len(out), cap(out), cap(out) == n, err, n)
-		}
-		if _, err := readUpTo(make([]byte, 0, n-1), r(), n-1); err == nil || !strings.Contains(err.Error(), "more than") {
-			t.Fatalf("one byte too many: err %v", err)
-		}
 	}
 }
