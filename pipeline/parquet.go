@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/pqpage"
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
@@ -86,10 +87,10 @@ type pqColumn struct {
 	scale  int   // decimals
 	maxDef byte
 
-	pages pqPages
-	page  pqPage
-	lv    [levelBlock]uint32 // definition levels of a block of rows
-	ix    [levelBlock]uint32 // dictionary indexes of a block of rows
+	pages pqpage.Reader
+	page  pqpage.Page
+	lv    [pqpage.LevelBlock]uint32 // definition levels of a block of rows
+	ix    [pqpage.LevelBlock]uint32 // dictionary indexes of a block of rows
 
 	texts *textCache // numbers and dates as text: they repeat
 }
@@ -146,7 +147,7 @@ func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOption
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, ErrCorrupt, p)
 		}
 	}()
-	if err := checkFooter(r, size); err != nil {
+	if err := pqpage.CheckFooter(r, size); err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
 	}
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
@@ -287,19 +288,19 @@ func newPQColumn(c Column, col *parquet.Column) (*pqColumn, error) {
 func (pc *pqColumn) setPages() {
 	switch pc.kind {
 	case kindBytes:
-		pc.pages.fixed = 0
+		pc.pages.Size = 0
 	case kindDecBytes:
 		// FIXED_LEN_BYTE_ARRAY: its length; BYTE_ARRAY: 0.
 	case kindBool:
-		pc.pages.fixed = 1 // bit-packed (PLAIN) or RLE; decoded to one byte
+		pc.pages.Size = 1 // bit-packed (PLAIN) or RLE; decoded to one byte
 	case kindDate, kindDec32, kindFloat, kindInt32:
-		pc.pages.fixed = 4
+		pc.pages.Size = 4
 	case kindTimestamp, kindDec64, kindDouble, kindInt64:
-		pc.pages.fixed = 8
+		pc.pages.Size = 8
 	case kindInt96:
-		pc.pages.fixed = 12
+		pc.pages.Size = 12
 	}
-	pc.pages.kind = pc.kind
+	pc.pages.Type = format.Type(pc.leaf.Type().Kind())
 }
 
 func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
@@ -327,9 +328,9 @@ func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 	}
 	kind := typ.Kind()
 	if kind == parquet.FixedLenByteArray {
-		pc.pages.fixed = typ.Length()
-		if pc.pages.fixed <= 0 || pc.pages.fixed > 1<<20 {
-			return nil, typeErr(typ.String() + " of length " + fmt.Sprint(pc.pages.fixed))
+		pc.pages.Size = typ.Length()
+		if pc.pages.Size <= 0 || pc.pages.Size > 1<<20 {
+			return nil, typeErr(typ.String() + " of length " + fmt.Sprint(pc.pages.Size))
 		}
 	}
 	want := map[Column]string{
@@ -556,17 +557,12 @@ func (pr *ParquetReader) openChunk(c *pqColumn, g *format.RowGroup, values int64
 		return fmt.Errorf("%s: row group %d, column %q: %w: column chunk of %d bytes at %d in a file of %d bytes",
 			pr.name, pr.rg-1, c.name, ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 	}
-	c.page = pqPage{}
-	c.pages.reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
+	c.page = pqpage.Page{}
+	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
 	return nil
 }
 
-func (c *pqColumn) close() {
-	if c.pages.zs != nil {
-		c.pages.zs.Close()
-		c.pages.zs = nil
-	}
-}
+func (c *pqColumn) close() { c.pages.Close() }
 
 // take appends the next want rows of the column to buf, their spans to
 // spans, and reports how many it took: fewer than want when budget >= 0 and
@@ -594,17 +590,17 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
-		if pg.r == pg.n {
-			if err := p.next(pg, c.maxDef, 0); err != nil {
+		if pg.R == pg.N {
+			if err := p.Next(pg, c.maxDef, 0); err != nil {
 				return buf, spans, took, err
 			}
 			continue
 		}
-		k := min(want-took, pg.n-pg.r)
-		if c.kind == kindBytes && !pg.hasDef && pg.enc == encPlain && !pg.dict {
+		k := min(want-took, pg.N-pg.R)
+		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.Plain && !pg.Dict {
 			// The hot path: a required plain string column.
-			vals := pg.vals
-			at := pg.vp
+			vals := pg.Vals
+			at := pg.VP
 			for range k {
 				if len(vals)-at < 4 {
 					return buf, spans, took, errors.New("page has fewer values than rows")
@@ -617,21 +613,21 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 				buf = append(buf, vals[at+4:at+4+int(l)]...)
 				spans = append(spans, span{uint32(start), uint32(len(buf))})
 				at += 4 + int(l)
-				pg.r++
+				pg.R++
 				took++
 				if budget >= 0 && len(buf) >= budget {
 					break
 				}
 			}
-			pg.vp = at
+			pg.VP = at
 			continue
 		}
-		if c.kind == kindBytes && !pg.hasDef && pg.enc == encDeltaLen {
+		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.DeltaLengthByteArray {
 			// A required string column as parquet-go writes it.
-			vals := pg.vals
-			at := pg.vp
+			vals := pg.Vals
+			at := pg.VP
 			for range k {
-				l, err := pg.lens.next()
+				l, err := pg.Lens.Next()
 				if err != nil {
 					return buf, spans, took, err
 				}
@@ -642,24 +638,24 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 				buf = append(buf, vals[at:at+int(l)]...)
 				spans = append(spans, span{uint32(start), uint32(len(buf))})
 				at += int(l)
-				pg.r++
+				pg.R++
 				took++
 				if budget >= 0 && len(buf) >= budget {
 					break
 				}
 			}
-			pg.vp = at
+			pg.VP = at
 			continue
 		}
-		k = min(k, levelBlock)
-		if budget >= 0 && (pg.hasDef || pg.dict) {
+		k = min(k, pqpage.LevelBlock)
+		if budget >= 0 && (pg.HasDef || pg.Dict) {
 			k = min(k, 64) // levels and indexes decoded ahead are not given back
 		}
 		var lv []uint32
 		nonNull := k
-		if pg.hasDef {
+		if pg.HasDef {
 			lv = c.lv[:k]
-			if err := pg.levels.read(lv); err != nil {
+			if err := pg.Levels.Read(lv); err != nil {
 				return buf, spans, took, err
 			}
 			def := uint32(c.maxDef)
@@ -671,9 +667,9 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 			}
 		}
 		var ix []uint32
-		if pg.dict {
+		if pg.Dict {
 			ix = c.ix[:nonNull]
-			if err := pg.idx.read(ix); err != nil {
+			if err := pg.Idx.Read(ix); err != nil {
 				return buf, spans, took, err
 			}
 		}
@@ -686,10 +682,10 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 			var v []byte
 			var err error
 			if ix != nil {
-				v, err = p.dictValue(ix[j])
+				v, err = p.DictValue(ix[j])
 				j++
 			} else {
-				v, err = p.value(pg)
+				v, err = p.Value(pg)
 			}
 			if err != nil {
 				return buf, spans, took, err
@@ -698,7 +694,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 			buf = c.appendValue(buf, v)
 			spans = append(spans, span{uint32(start), uint32(len(buf))})
 		}
-		pg.r += k
+		pg.R += k
 		took += k
 	}
 	return buf, spans, took, nil
@@ -707,7 +703,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 // appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
 // without its length; of the size of its type otherwise), as text.
 func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
-	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.fixed == 0 || len(v) > 12 {
+	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.Size == 0 || len(v) > 12 {
 		return c.formatValue(buf, v)
 	}
 	if c.texts == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/pqpage"
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
@@ -39,11 +40,11 @@ type pqLeaf struct {
 	*pqColumn
 	tag    byte // record field tag; 0 for the values of an images list
 	maxRep byte
-	reps   [levelBlock]uint32 // repetition levels of the block (definition levels: lv, indexes: ix)
-	bi, bn int                // next entry of the block, entries in the block
-	vi     int                // next dictionary index of the block
-	open   bool               // a column chunk is open
-	eof    bool               // the column chunk has no more pages
+	reps   [pqpage.LevelBlock]uint32 // repetition levels of the block (definition levels: lv, indexes: ix)
+	bi, bn int                       // next entry of the block, entries in the block
+	vi     int                       // next dictionary index of the block
+	open   bool                      // a column chunk is open
+	eof    bool                      // the column chunk has no more pages
 }
 
 // maxListBytes bounds one row's packed list: a corrupt file can repeat a
@@ -288,8 +289,8 @@ func (l *pqLeaf) ready() (bool, error) {
 			return false, nil
 		}
 		pg := &l.page
-		if pg.r == pg.n {
-			if err := l.pages.next(pg, l.maxDef, l.maxRep); err != nil {
+		if pg.R == pg.N {
+			if err := l.pages.Next(pg, l.maxDef, l.maxRep); err != nil {
 				if err == io.EOF {
 					l.eof = true
 					return false, nil
@@ -298,9 +299,9 @@ func (l *pqLeaf) ready() (bool, error) {
 			}
 			continue
 		}
-		k := min(levelBlock, pg.n-pg.r)
+		k := min(pqpage.LevelBlock, pg.N-pg.R)
 		reps := l.reps[:k]
-		if err := pg.reps.read(reps); err != nil {
+		if err := pg.Reps.Read(reps); err != nil {
 			return false, err
 		}
 		for _, r := range reps {
@@ -309,9 +310,9 @@ func (l *pqLeaf) ready() (bool, error) {
 			}
 		}
 		nonNull := k
-		if pg.hasDef {
+		if pg.HasDef {
 			defs := l.lv[:k]
-			if err := pg.levels.read(defs); err != nil {
+			if err := pg.Levels.Read(defs); err != nil {
 				return false, err
 			}
 			nonNull = 0
@@ -324,12 +325,12 @@ func (l *pqLeaf) ready() (bool, error) {
 				}
 			}
 		}
-		if pg.dict {
-			if err := pg.idx.read(l.ix[:nonNull]); err != nil {
+		if pg.Dict {
+			if err := pg.Idx.Read(l.ix[:nonNull]); err != nil {
 				return false, err
 			}
 		}
-		pg.r += k
+		pg.R += k
 		l.bi, l.bn, l.vi = 0, k, 0
 	}
 	return true, nil
@@ -340,7 +341,7 @@ func (l *pqLeaf) rep() uint32 { return l.reps[l.bi] }
 
 // def is the definition level of the current entry (ready must be true).
 func (l *pqLeaf) def() byte {
-	if !l.page.hasDef {
+	if !l.page.HasDef {
 		return l.maxDef
 	}
 	return byte(l.lv[l.bi])
@@ -356,11 +357,11 @@ func (l *pqLeaf) take(buf []byte) ([]byte, error) {
 	}
 	var v []byte
 	var err error
-	if l.page.dict {
-		v, err = l.pages.dictValue(l.ix[l.vi])
+	if l.page.Dict {
+		v, err = l.pages.DictValue(l.ix[l.vi])
 		l.vi++
 	} else {
-		v, err = l.pages.value(&l.page)
+		v, err = l.pages.Value(&l.page)
 	}
 	if err != nil {
 		return buf, err

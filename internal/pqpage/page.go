@@ -1,4 +1,19 @@
-package pipeline
+// Package pqpage decodes Parquet's bytes below the schema: the pages of a
+// column chunk (page headers, levels, dictionary indexes, PLAIN, RLE and
+// DELTA values, every codec) and the Thrift compact protocol of page
+// headers and the footer, trusting nothing a file claims before checking it
+// against the bytes that are really there.
+//
+// parquet-go allocates what a page header or a run-length header says (an
+// RLE run of 2^31 levels costs it 2 GiB, a few bytes of input each), which
+// made a fuzzed 6 KiB file take gigabytes and minutes. Here every page must
+// lie inside its column chunk, every count is bounded by the rows of the row
+// group, decompressed pages grow with the output really produced, levels and
+// dictionary indexes are decoded a block at a time into small buffers, and
+// every loop consumes input or delivers a row. It also reads faster: the
+// dictionary of a chunk is decoded once, and values go from the page
+// straight into the caller's buffer.
+package pqpage
 
 import (
 	"bytes"
@@ -18,18 +33,6 @@ import (
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
-// The pages of a column chunk are read here rather than by parquet-go, so
-// that nothing a corrupt file claims is trusted before it is checked
-// against the bytes that are really there: parquet-go allocates what a page
-// header or a run-length header says (an RLE run of 2^31 levels costs it
-// 2 GiB, a few bytes of input each), which made a fuzzed 6 KiB file take
-// gigabytes and minutes. Here every page must lie inside its column chunk,
-// every count is bounded by the rows of the row group, decompressed pages
-// grow with the output really produced, levels and dictionary indexes are
-// decoded a block at a time into small buffers, and every loop consumes
-// input or delivers a row. It also reads faster: the dictionary of a chunk
-// is decoded once, and values go from the page straight into the batch.
-
 // maxPageSize bounds a page's uncompressed size (a whole row group's
 // dictionary fits: 1M URLs of 200 bytes).
 const maxPageSize = 256 << 20
@@ -37,19 +40,19 @@ const maxPageSize = 256 << 20
 // maxPageHeader bounds a page header (statistics included).
 const maxPageHeader = 1 << 20
 
-// levelBlock is how many levels or indexes are decoded at a time.
-const levelBlock = 1024
+// LevelBlock is how many levels or indexes are decoded at a time.
+const LevelBlock = 1024
 
 // Parquet encodings and page types (format's numbers).
 const (
-	encPlain     = 0
-	encPlainDict = 2
-	encRLE       = 3
-	encBitPacked = 4
-	encDeltaBP   = 5
-	encDeltaLen  = 6
-	encDeltaBA   = 7
-	encRLEDict   = 8
+	Plain                = 0
+	encPlainDict         = 2
+	encRLE               = 3
+	encBitPacked         = 4
+	encDeltaBP           = 5
+	DeltaLengthByteArray = 6
+	encDeltaBA           = 7
+	encRLEDict           = 8
 
 	pageData   = 0
 	pageIndex  = 1
@@ -142,16 +145,17 @@ func (h *pageHeader) readSub(r *thriftReader, which int16) error {
 	}
 }
 
-// pqPages reads the pages of one column chunk.
-type pqPages struct {
+// Reader reads the pages of one column chunk. Set Type and Size, then
+// Reset it on each chunk; Close releases its decoders.
+type Reader struct {
 	ra    io.ReaderAt
 	off   int64 // where the rest of the chunk starts in ra
 	left  int64 // bytes of the chunk not read yet
 	hdr   []byte
 	rows  int64 // rows of the row group (level entries of a list leaf) not yet in a page
 	codec format.CompressionCodec
-	kind  valueKind
-	fixed int // value size in bytes; 0 for BYTE_ARRAY
+	Type  format.Type // the column's physical type
+	Size  int         // value size in bytes; 0 for BYTE_ARRAY
 
 	raw   []byte // the compressed page
 	plain []byte // the decompressed page (reused)
@@ -168,14 +172,14 @@ type pqPages struct {
 	prev []byte // the last DELTA_BYTE_ARRAY value
 }
 
-// reset starts on the column chunk of size bytes at off in ra, holding rows rows.
-func (p *pqPages) reset(ra io.ReaderAt, off, size, rows int64, codec format.CompressionCodec) {
+// Reset starts on the column chunk of size bytes at off in ra, holding rows rows.
+func (p *Reader) Reset(ra io.ReaderAt, off, size, rows int64, codec format.CompressionCodec) {
 	p.ra, p.off, p.left, p.rows, p.codec = ra, off, size, rows, codec
 	p.hasDict = false
 }
 
 // readAt reads len(b) bytes of the chunk at its offset at.
-func (p *pqPages) readAt(b []byte, at int64) error {
+func (p *Reader) readAt(b []byte, at int64) error {
 	n, err := p.ra.ReadAt(b, at)
 	if n == len(b) {
 		return nil
@@ -186,29 +190,31 @@ func (p *pqPages) readAt(b []byte, at int64) error {
 	return err
 }
 
-// page is one decoded data page, read a block at a time.
-type pqPage struct {
-	n, r   int // values (rows; level entries of a list leaf) in the page, taken
-	levels hybrid
-	reps   hybrid // repetition levels (list leaves)
-	hasDef bool
-	dict   bool
-	idx    hybrid
-	enc    int32  // encoding of the values
-	vals   []byte // plain values; the bytes of DELTA_(LENGTH_)BYTE_ARRAY
-	vp     int    // next of vals
-	lens   delta  // DELTA_LENGTH_BYTE_ARRAY lengths, DELTA_BYTE_ARRAY suffix lengths
-	prefix delta  // DELTA_BYTE_ARRAY prefix lengths
-	ints   delta  // DELTA_BINARY_PACKED values
+// Page is one decoded data page, read a block at a time: the caller takes
+// its rows through Levels, Reps, Idx and Reader.Value, or straight from Vals
+// on the hot paths (PLAIN and DELTA_LENGTH_BYTE_ARRAY strings).
+type Page struct {
+	N, R   int // values (rows; level entries of a list leaf) in the page, taken
+	Levels Hybrid
+	Reps   Hybrid // repetition levels (list leaves)
+	HasDef bool
+	Dict   bool
+	Idx    Hybrid
+	Enc    int32  // encoding of the values
+	Vals   []byte // plain values; the bytes of DELTA_(LENGTH_)BYTE_ARRAY
+	VP     int    // next of vals
+	Lens   Delta  // DELTA_LENGTH_BYTE_ARRAY lengths, DELTA_BYTE_ARRAY suffix lengths
+	prefix Delta  // DELTA_BYTE_ARRAY prefix lengths
+	ints   Delta  // DELTA_BINARY_PACKED values
 	num    [8]byte
-	bools  hybrid // RLE-encoded BOOLEAN values
+	bools  Hybrid // RLE-encoded BOOLEAN values
 	bit    [1]uint32
 }
 
-// next reads the next data page into pg, of a column of the given maximum
+// Next reads the next data page into pg, of a column of the given maximum
 // definition and repetition levels; it reads the dictionary page first when
 // there is one. io.EOF when the chunk has no more pages.
-func (p *pqPages) next(pg *pqPage, maxDef, maxRep byte) error {
+func (p *Reader) Next(pg *Page, maxDef, maxRep byte) error {
 	for {
 		if p.left <= 0 {
 			return io.EOF
@@ -268,7 +274,7 @@ func (p *pqPages) next(pg *pqPage, maxDef, maxRep byte) error {
 				return fmt.Errorf("data page: %w", err)
 			}
 			p.rows -= int64(h.numValues)
-			if pg.n > 0 {
+			if pg.N > 0 {
 				return nil
 			}
 		}
@@ -284,7 +290,7 @@ func growTo(b []byte, n int) []byte {
 }
 
 // decompress returns src uncompressed, of size bytes.
-func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
+func (p *Reader) decompress(src []byte, size int) ([]byte, error) {
 	var err error
 	dst := p.plain[:0]
 	switch p.codec {
@@ -352,11 +358,11 @@ func (p *pqPages) decompress(src []byte, size int) ([]byte, error) {
 }
 
 // readDict decodes the PLAIN dictionary page into p.dict and p.doffs.
-func (p *pqPages) readDict(h *pageHeader) error {
-	if h.encoding != encPlain && h.encoding != encPlainDict {
+func (p *Reader) readDict(h *pageHeader) error {
+	if h.encoding != Plain && h.encoding != encPlainDict {
 		return fmt.Errorf("dictionary encoding %s not supported", format.Encoding(h.encoding))
 	}
-	if p.kind == kindBool {
+	if p.Type == format.Boolean {
 		return errors.New("dictionary of BOOLEAN values")
 	}
 	data, err := p.decompress(p.raw, int(h.uncompressed))
@@ -364,7 +370,7 @@ func (p *pqPages) readDict(h *pageHeader) error {
 		return err
 	}
 	n := int(h.numValues)
-	size := max(p.fixed, 4)
+	size := max(p.Size, 4)
 	if n > len(data)/size {
 		return fmt.Errorf("%d values in %d bytes", n, len(data))
 	}
@@ -373,7 +379,7 @@ func (p *pqPages) readDict(h *pageHeader) error {
 	at := 0
 	for range n {
 		p.doffs = append(p.doffs, uint32(at))
-		l := p.fixed
+		l := p.Size
 		if l == 0 {
 			if len(p.dict)-at < 4 {
 				return io.ErrUnexpectedEOF
@@ -391,8 +397,8 @@ func (p *pqPages) readDict(h *pageHeader) error {
 }
 
 // readData sets pg up to read the data page p.raw.
-func (p *pqPages) readData(h *pageHeader, pg *pqPage, maxDef, maxRep byte) error {
-	*pg = pqPage{n: int(h.numValues), hasDef: maxDef > 0}
+func (p *Reader) readData(h *pageHeader, pg *Page, maxDef, maxRep byte) error {
+	*pg = Page{N: int(h.numValues), HasDef: maxDef > 0}
 	body := p.raw
 	var levels, reps []byte
 	if h.typ == pageDataV2 {
@@ -436,18 +442,18 @@ func (p *pqPages) readData(h *pageHeader, pg *pqPage, maxDef, maxRep byte) error
 		}
 	}
 	if maxDef > 0 {
-		pg.levels.reset(levels, bits.Len8(maxDef))
+		pg.Levels.reset(levels, bits.Len8(maxDef))
 	}
 	if maxRep > 0 {
-		pg.reps.reset(reps, bits.Len8(maxRep))
+		pg.Reps.reset(reps, bits.Len8(maxRep))
 	}
 	switch h.encoding {
-	case encPlain:
-		pg.vals = body
+	case Plain:
+		pg.Vals = body
 	case encRLE:
 		// BOOLEAN values only: a 4-byte length, then the hybrid of width 1.
-		if p.kind != kindBool {
-			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.kindName())
+		if p.Type != format.Boolean {
+			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.typeName())
 		}
 		bools, _, err := levelBytes(body, "BOOLEAN values")
 		if err != nil {
@@ -461,17 +467,17 @@ func (p *pqPages) readData(h *pageHeader, pg *pqPage, maxDef, maxRep byte) error
 		if len(body) < 1 || body[0] > 32 {
 			return errors.New("bad dictionary index bit width")
 		}
-		pg.dict = true
-		pg.idx.reset(body[1:], int(body[0]))
+		pg.Dict = true
+		pg.Idx.reset(body[1:], int(body[0]))
 	case encDeltaBP:
-		if p.kind == kindBytes || p.kind == kindDecBytes || p.kind == kindInt96 || p.kind == kindFloat || p.kind == kindDouble || p.kind == kindBool {
-			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.kindName())
+		if p.Type != format.Int32 && p.Type != format.Int64 {
+			return fmt.Errorf("encoding %s for %s values", format.Encoding(h.encoding), p.typeName())
 		}
 		if _, err := pg.ints.reset(body); err != nil {
 			return err
 		}
-	case encDeltaLen, encDeltaBA:
-		if p.fixed > 0 {
+	case DeltaLengthByteArray, encDeltaBA:
+		if p.Size > 0 {
 			return fmt.Errorf("encoding %s for fixed-size values", format.Encoding(h.encoding))
 		}
 		rest := body
@@ -484,18 +490,18 @@ func (p *pqPages) readData(h *pageHeader, pg *pqPage, maxDef, maxRep byte) error
 				return err
 			}
 		}
-		if _, err := pg.lens.reset(rest); err != nil {
+		if _, err := pg.Lens.reset(rest); err != nil {
 			return err
 		}
 		var err error
-		if pg.vals, err = skipDelta(rest); err != nil {
+		if pg.Vals, err = skipDelta(rest); err != nil {
 			return err
 		}
 		p.prev = p.prev[:0]
 	default:
 		return fmt.Errorf("encoding %s not supported", format.Encoding(h.encoding))
 	}
-	pg.enc = h.encoding
+	pg.Enc = h.encoding
 	return nil
 }
 
@@ -513,57 +519,66 @@ func levelBytes(body []byte, what string) (levels, rest []byte, err error) {
 	return body[4 : 4+l], body[4+l:], nil
 }
 
-func (p *pqPages) kindName() string {
-	switch p.kind {
-	case kindBool:
+// typeName names the column's values in an error.
+func (p *Reader) typeName() string {
+	switch p.Type {
+	case format.Boolean:
 		return "BOOLEAN"
-	case kindBytes, kindDecBytes:
+	case format.ByteArray, format.FixedLenByteArray:
 		return "BYTE_ARRAY"
-	case kindInt96:
-		return "INT96"
+	case format.Float, format.Double:
+		return "floating-point"
 	}
-	return "floating-point"
+	return p.Type.String()
 }
 
-// value returns the next non-null value of pg, in its PLAIN form (a
+// Close releases the decoders the reader holds.
+func (p *Reader) Close() {
+	if p.zs != nil {
+		p.zs.Close()
+		p.zs = nil
+	}
+}
+
+// Value returns the next non-null value of pg, in its PLAIN form (a
 // BYTE_ARRAY without its length).
-func (p *pqPages) value(pg *pqPage) ([]byte, error) {
-	if p.kind == kindBool {
+func (p *Reader) Value(pg *Page) ([]byte, error) {
+	if p.Type == format.Boolean {
 		return p.boolValue(pg)
 	}
-	switch pg.enc {
+	switch pg.Enc {
 	case encDeltaBP:
-		v, err := pg.ints.next()
+		v, err := pg.ints.Next()
 		if err != nil {
 			return nil, err
 		}
 		binary.LittleEndian.PutUint64(pg.num[:], uint64(v))
-		return pg.num[:p.fixed], nil
-	case encDeltaLen:
-		l, err := pg.lens.next()
+		return pg.num[:p.Size], nil
+	case DeltaLengthByteArray:
+		l, err := pg.Lens.Next()
 		if err != nil {
 			return nil, err
 		}
-		if l < 0 || l > int64(len(pg.vals)-pg.vp) {
+		if l < 0 || l > int64(len(pg.Vals)-pg.VP) {
 			return nil, errors.New("value longer than its page")
 		}
-		v := pg.vals[pg.vp : pg.vp+int(l)]
-		pg.vp += int(l)
+		v := pg.Vals[pg.VP : pg.VP+int(l)]
+		pg.VP += int(l)
 		return v, nil
 	case encDeltaBA:
-		pre, err := pg.prefix.next()
+		pre, err := pg.prefix.Next()
 		if err != nil {
 			return nil, err
 		}
-		l, err := pg.lens.next()
+		l, err := pg.Lens.Next()
 		if err != nil {
 			return nil, err
 		}
-		if pre < 0 || pre > int64(len(p.prev)) || l < 0 || l > int64(len(pg.vals)-pg.vp) {
+		if pre < 0 || pre > int64(len(p.prev)) || l < 0 || l > int64(len(pg.Vals)-pg.VP) {
 			return nil, errors.New("bad DELTA_BYTE_ARRAY value")
 		}
-		p.prev = append(p.prev[:pre], pg.vals[pg.vp:pg.vp+int(l)]...)
-		pg.vp += int(l)
+		p.prev = append(p.prev[:pre], pg.Vals[pg.VP:pg.VP+int(l)]...)
+		pg.VP += int(l)
 		return p.prev, nil
 	}
 	return p.plainValue(pg)
@@ -571,32 +586,32 @@ func (p *pqPages) value(pg *pqPage) ([]byte, error) {
 
 // boolValue returns the next BOOLEAN value of pg as one byte, 0 or 1:
 // PLAIN values are bit-packed, RLE ones a hybrid of width 1.
-func (p *pqPages) boolValue(pg *pqPage) ([]byte, error) {
-	if pg.enc == encRLE {
-		if err := pg.bools.read(pg.bit[:]); err != nil {
+func (p *Reader) boolValue(pg *Page) ([]byte, error) {
+	if pg.Enc == encRLE {
+		if err := pg.bools.Read(pg.bit[:]); err != nil {
 			return nil, err
 		}
 		pg.num[0] = byte(pg.bit[0] & 1)
 		return pg.num[:1], nil
 	}
-	at := pg.vp >> 3
-	if at >= len(pg.vals) {
+	at := pg.VP >> 3
+	if at >= len(pg.Vals) {
 		return nil, errors.New("page has fewer values than non-null rows")
 	}
-	pg.num[0] = pg.vals[at] >> (pg.vp & 7) & 1
-	pg.vp++
+	pg.num[0] = pg.Vals[at] >> (pg.VP & 7) & 1
+	pg.VP++
 	return pg.num[:1], nil
 }
 
-// value returns the next plain value of pg (a BYTE_ARRAY without its length).
-func (p *pqPages) plainValue(pg *pqPage) ([]byte, error) {
-	v := pg.vals[pg.vp:]
-	if p.fixed > 0 {
-		if len(v) < p.fixed {
+// plainValue returns the next plain value of pg (a BYTE_ARRAY without its length).
+func (p *Reader) plainValue(pg *Page) ([]byte, error) {
+	v := pg.Vals[pg.VP:]
+	if p.Size > 0 {
+		if len(v) < p.Size {
 			return nil, errors.New("page has fewer values than non-null rows")
 		}
-		pg.vp += p.fixed
-		return v[:p.fixed], nil
+		pg.VP += p.Size
+		return v[:p.Size], nil
 	}
 	if len(v) < 4 {
 		return nil, errors.New("page has fewer values than non-null rows")
@@ -605,268 +620,18 @@ func (p *pqPages) plainValue(pg *pqPage) ([]byte, error) {
 	if uint64(l) > uint64(len(v)-4) {
 		return nil, errors.New("value longer than its page")
 	}
-	pg.vp += 4 + int(l)
+	pg.VP += 4 + int(l)
 	return v[4 : 4+l], nil
 }
 
-// dictValue returns dictionary value i.
-func (p *pqPages) dictValue(i uint32) ([]byte, error) {
+// DictValue returns dictionary value i.
+func (p *Reader) DictValue(i uint32) ([]byte, error) {
 	if int(i) >= len(p.doffs)-1 {
 		return nil, fmt.Errorf("dictionary index %d out of range (%d values)", i, len(p.doffs)-1)
 	}
 	v := p.dict[p.doffs[i]:p.doffs[i+1]]
-	if p.fixed == 0 {
+	if p.Size == 0 {
 		v = v[4:]
 	}
 	return v, nil
-}
-
-// hybrid decodes Parquet's RLE / bit-packed hybrid encoding of values of
-// width bits, a block at a time. Each call consumes input or fails, so it
-// ends; how many values it yields is bounded by what the caller asks for,
-// never by what a run header claims.
-type hybrid struct {
-	src    []byte
-	width  int
-	run    int    // values left in the current RLE run
-	val    uint32 // its value
-	packed int    // values left in the current bit-packed run
-	bitPos int    // bit offset of the next packed value in src
-}
-
-func (h *hybrid) reset(src []byte, width int) {
-	*h = hybrid{src: src, width: width}
-}
-
-// read fills dst with the next len(dst) values.
-func (h *hybrid) read(dst []uint32) error {
-	for i := 0; i < len(dst); {
-		switch {
-		case h.run > 0:
-			k := min(h.run, len(dst)-i)
-			v := h.val
-			for j := range dst[i : i+k] {
-				dst[i+j] = v
-			}
-			h.run -= k
-			i += k
-		case h.packed > 0:
-			k := min(h.packed, len(dst)-i)
-			w := uint(h.width)
-			mask := uint64(1)<<w - 1
-			for j := range k {
-				byteAt := h.bitPos >> 3
-				var word uint64
-				if byteAt+8 <= len(h.src) {
-					word = binary.LittleEndian.Uint64(h.src[byteAt:])
-				} else {
-					for b := len(h.src) - 1; b >= byteAt; b-- {
-						word = word<<8 | uint64(h.src[b])
-					}
-				}
-				dst[i+j] = uint32(word >> (uint(h.bitPos) & 7) & mask)
-				h.bitPos += h.width
-			}
-			h.packed -= k
-			i += k
-			if h.packed == 0 {
-				h.src = h.src[(h.bitPos+7)>>3:]
-				h.bitPos = 0
-			}
-		default:
-			u, n := binary.Uvarint(h.src)
-			if n <= 0 {
-				return errors.New("levels or indexes end before the page's values")
-			}
-			h.src = h.src[n:]
-			count := u >> 1
-			if u&1 == 1 {
-				// count groups of 8 values of width bits: count*width bytes.
-				hi, lo := bits.Mul64(count, uint64(h.width))
-				if hi != 0 || lo > uint64(len(h.src)) {
-					// A last group may be cut short; take what is there.
-					lo = uint64(len(h.src))
-				}
-				if h.width == 0 {
-					h.run, h.val = int(min(count*8, 1<<31)), 0
-					continue
-				}
-				h.packed = int(lo * 8 / uint64(h.width))
-				if h.packed == 0 {
-					return errors.New("empty bit-packed run")
-				}
-				h.bitPos = 0
-			} else {
-				nb := (h.width + 7) / 8
-				if len(h.src) < nb || count == 0 {
-					return errors.New("bad run-length run")
-				}
-				var v uint32
-				for b := nb - 1; b >= 0; b-- {
-					v = v<<8 | uint32(h.src[b])
-				}
-				h.src = h.src[nb:]
-				h.run, h.val = int(min(count, 1<<31)), v
-			}
-		}
-	}
-	return nil
-}
-
-// delta decodes DELTA_BINARY_PACKED values one at a time. Like hybrid, it
-// yields no more values than the stream's header says and the caller asks
-// for, and each step reads input or fails.
-type delta struct {
-	src       []byte
-	total     int   // values left
-	prev      int64 // the last value
-	first     bool  // the first value is not yet given
-	perMini   int   // values per miniblock
-	minis     int   // miniblocks per block
-	minDelta  int64
-	widths    []byte // bit widths of the block's miniblocks
-	mini      int    // current miniblock of the block
-	left      int    // values left in it
-	width     int
-	bitPos    int
-	blockSize int
-}
-
-// errDelta reports a malformed DELTA_BINARY_PACKED stream.
-var errDelta = errors.New("bad DELTA_BINARY_PACKED values")
-
-// reset starts on src; it reports the values in the stream.
-func (d *delta) reset(src []byte) (int, error) {
-	*d = delta{src: src}
-	blockSize, err := d.uvarint()
-	if err != nil {
-		return 0, err
-	}
-	minis, err := d.uvarint()
-	if err != nil {
-		return 0, err
-	}
-	total, err := d.uvarint()
-	if err != nil {
-		return 0, err
-	}
-	first, n := binary.Varint(d.src)
-	if n <= 0 {
-		return 0, errDelta
-	}
-	d.src = d.src[n:]
-	if blockSize == 0 || blockSize%128 != 0 || blockSize > 1<<20 || minis == 0 || blockSize%minis != 0 || (blockSize/minis)%32 != 0 || total > 1<<31 {
-		return 0, errDelta
-	}
-	d.blockSize, d.minis, d.perMini, d.total = int(blockSize), int(minis), int(blockSize/minis), int(total)
-	d.prev, d.first = first, true
-	d.mini = d.minis
-	return d.total, nil
-}
-
-func (d *delta) uvarint() (uint64, error) {
-	v, n := binary.Uvarint(d.src)
-	if n <= 0 {
-		return 0, errDelta
-	}
-	d.src = d.src[n:]
-	return v, nil
-}
-
-// next returns the next value.
-func (d *delta) next() (int64, error) {
-	if d.total == 0 {
-		return 0, errors.New("page has fewer values than rows")
-	}
-	d.total--
-	if d.first {
-		d.first = false
-		return d.prev, nil
-	}
-	if d.left == 0 {
-		if err := d.nextMini(); err != nil {
-			return 0, err
-		}
-	}
-	var v uint64
-	if d.width > 0 {
-		at := d.bitPos >> 3
-		var word uint64
-		if at+8 <= len(d.src) {
-			word = binary.LittleEndian.Uint64(d.src[at:])
-		} else {
-			for b := len(d.src) - 1; b >= at; b-- {
-				word = word<<8 | uint64(d.src[b])
-			}
-		}
-		sh := uint(d.bitPos) & 7
-		v = word >> sh
-		if d.width+int(sh) > 64 {
-			v |= uint64(d.src[at+8]) << (64 - sh)
-		}
-		if d.width < 64 {
-			v &= 1<<uint(d.width) - 1
-		}
-		d.bitPos += d.width
-	}
-	d.left--
-	if d.left == 0 {
-		d.src = d.src[d.width*d.perMini/8:]
-		d.bitPos = 0
-	}
-	d.prev += d.minDelta + int64(v)
-	return d.prev, nil
-}
-
-// nextMini moves to the next miniblock, reading a block header when needed.
-func (d *delta) nextMini() error {
-	if d.mini == d.minis {
-		md, n := binary.Varint(d.src)
-		if n <= 0 || len(d.src)-n < d.minis {
-			return errDelta
-		}
-		d.minDelta = md
-		d.widths = d.src[n : n+d.minis]
-		d.src = d.src[n+d.minis:]
-		d.mini = 0
-	}
-	d.width = int(d.widths[d.mini])
-	d.mini++
-	if d.width > 64 || d.width*d.perMini/8 > len(d.src) {
-		return errDelta
-	}
-	d.left, d.bitPos = d.perMini, 0
-	return nil
-}
-
-// skipDelta returns what follows the DELTA_BINARY_PACKED stream at the
-// start of src, reading its headers only.
-func skipDelta(src []byte) ([]byte, error) {
-	var d delta
-	total, err := d.reset(src)
-	if err != nil {
-		return nil, err
-	}
-	left := total - 1 // after the first value
-	for left > 0 {
-		md, n := binary.Varint(d.src)
-		_ = md
-		if n <= 0 || len(d.src)-n < d.minis {
-			return nil, errDelta
-		}
-		widths := d.src[n : n+d.minis]
-		d.src = d.src[n+d.minis:]
-		for _, w := range widths {
-			if left <= 0 {
-				break
-			}
-			size := int(w) * d.perMini / 8
-			if w > 64 || size > len(d.src) {
-				return nil, errDelta
-			}
-			d.src = d.src[size:]
-			left -= d.perMini
-		}
-	}
-	return d.src, nil
 }
