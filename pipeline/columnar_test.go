@@ -14,6 +14,8 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -266,8 +268,8 @@ func TestColumnarMapping(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var cols [NumColumns]string
-	cols[Loc], cols[Lastmod], cols[Priority] = "url", "MODIFIED", "prio"
+	var cols [input.NumColumns]string
+	cols[input.Loc], cols[input.Lastmod], cols[input.Priority] = "url", "MODIFIED", "prio"
 	s, rep, _ := runInputs(t, Config{Columns: cols}, path)
 	want := "x|2024-01-02||0.3\ny|||"
 	if got := strings.Join(entryList(s), "\n"); got != want {
@@ -284,14 +286,14 @@ func ptr[T any](v T) *T { return &v }
 // rows come out in order with their row numbers, across row groups and pages.
 func TestParquetBatchesAreRowGroupIndependent(t *testing.T) {
 	for _, chunk := range []int{1, 7, 100, 1 << 20} {
-		pr, err := OpenParquet(fixtures+"arrow_snappy_dict_timestamp.parquet", ColumnOptions{})
+		pr, err := pqread.Open(fixtures+"arrow_snappy_dict_timestamp.parquet", input.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var lines []int64
 		var locs []string
 		for {
-			var b Batch
+			var b input.Batch
 			err := pr.Fill(&b, chunk)
 			if errors.Is(err, io.EOF) {
 				break
@@ -303,7 +305,7 @@ func TestParquetBatchesAreRowGroupIndependent(t *testing.T) {
 				t.Fatalf("source %q", b.Source)
 			}
 			lines = append(lines, b.Line...)
-			for _, l := range b.Fields[Loc] {
+			for _, l := range b.Fields[input.Loc] {
 				locs = append(locs, string(l))
 			}
 		}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -295,9 +297,9 @@ func TestEncodeBatchExtensionAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := NewCSVScanner(bytes.NewReader(data), "m.csv", CSVOptions{})
+	sc := csvscan.NewScanner(bytes.NewReader(data), "m.csv", input.Options{})
 	b := new(Batch)
-	if err := sc.Fill(b, 1<<20); err != nil {
+	if err := sc.Fill(&b.Batch, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Ext) < 20 {
@@ -435,7 +437,7 @@ func TestImagesListColumnRefused(t *testing.T) {
 		}
 		_, err = Run(context.Background(), Config{Inputs: []string{in}, PublicURL: mustScope(t, "https://www.example.com/"), Sink: snk,
 			Name: "sm", MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1})
-		if err == nil || !errors.Is(err, ErrColumnType) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "CSV cannot hold") {
+		if err == nil || !errors.Is(err, input.ErrColumnType) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "CSV cannot hold") {
 			t.Fatalf("%s: got %v; want an error naming %s", col, err, want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -51,7 +52,7 @@ type generateFlags struct {
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
 	verify                      bool
-	columns                     [pipeline.NumColumns]string
+	columns                     [input.NumColumns]string
 
 	s3Endpoint, cacheControl, maxShrink string
 	s3PathStyle, force, dryRun          bool
@@ -89,7 +90,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
-	names := [pipeline.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
+	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package pqread
 
 import (
 	"errors"
@@ -12,10 +12,12 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/pqpage"
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
 // pqList reads a list extension column of a Parquet file (images,
-// alternates, videos; see list.go): its leaf columns in step, a page at a
+// alternates, videos; see columnar.IsListKind): its leaf columns in step, a page at a
 // time, through their repetition and definition levels, packing each row's
 // list into Batch.Buf. Both the standard 3-level LIST layout
 // (group (LIST) { repeated group list { element } }) and the legacy
@@ -32,7 +34,7 @@ type pqList struct {
 // pqLeaf is one leaf column of a list: the values of an images list, or a
 // field of the struct of an alternates or videos list (video tag: a list in
 // the list, one repetition level deeper). Its pages go through the same
-// bounded decoder as flat columns (pqpage.go): repetition and definition
+// bounded decoder as flat columns (pqpage.Reader): repetition and definition
 // levels, and dictionary indexes, are decoded a block of levelBlock entries
 // at a time into the leaf's fixed buffers, values one at a time from the
 // page.
@@ -54,7 +56,7 @@ type pqLeaf struct {
 const maxListBytes = 4 << 20
 
 // addList maps the list column col, of kind k, as the next extension column.
-func (pr *ParquetReader) addList(x encode.ExtColumn, col *parquet.Column) error {
+func (pr *Reader) addList(x encode.ExtColumn, col *parquet.Column) error {
 	pl, err := newPQList(x.Kind, col)
 	if err != nil {
 		return err
@@ -72,7 +74,7 @@ func (pr *ParquetReader) addList(x encode.ExtColumn, col *parquet.Column) error 
 func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 	pl := &pqList{kind: k, name: col.Name()}
 	typeErr := func(what string) error {
-		return fmt.Errorf("column %q: %w %s; want %s", col.Name(), ErrColumnType, what, listShape(k))
+		return fmt.Errorf("column %q: %w %s; want %s", col.Name(), input.ErrColumnType, what, columnar.ListShape(k))
 	}
 	// The repeated node: the column itself (2-level) or its only child.
 	node := col
@@ -90,7 +92,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 	elem := node
 	if !node.Leaf() && len(node.Columns()) == 1 {
 		c := node.Columns()[0]
-		if _, _, known := structFieldTag(k, c.Name()); !known && !c.Repeated() {
+		if _, _, known := columnar.StructFieldTag(k, c.Name()); !known && !c.Repeated() {
 			elem = c
 		}
 	}
@@ -112,7 +114,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 		return nil, typeErr("a list of " + pqDescribe(elem))
 	}
 	for _, f := range elem.Columns() {
-		tag, like, ok := structFieldTag(k, f.Name())
+		tag, like, ok := columnar.StructFieldTag(k, f.Name())
 		if !ok {
 			continue // a field sitemapgen does not know: ignored, like other columns
 		}
@@ -124,7 +126,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 			}
 		}
 		if !leaf.Leaf() || leaf.MaxRepetitionLevel() > 1 && !(like == encode.ExtVideoTag && leaf.MaxRepetitionLevel() == 2) {
-			return nil, fmt.Errorf("column %q, field %q: %w %s; want a flat field (tag: a string or a list of strings)", col.Name(), f.Name(), ErrColumnType, pqDescribe(f))
+			return nil, fmt.Errorf("column %q, field %q: %w %s; want a flat field (tag: a string or a list of strings)", col.Name(), f.Name(), input.ErrColumnType, pqDescribe(f))
 		}
 		pc, err := newListLeaf(like, leaf)
 		if err != nil {
@@ -163,7 +165,7 @@ func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
 }
 
 func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
-	pc := &pqColumn{field: Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	pc := &pqColumn{field: input.Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typ := col.Type()
 	var lt format.LogicalTypeValue
 	if l := typ.LogicalType(); l != nil {
@@ -189,8 +191,8 @@ func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error
 	case date && kind == parquet.Int64:
 		if ts, ok := lt.(*format.TimestampType); ok {
 			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
-			if pc.perSec = parquetPerSec(ts); pc.perSec == 0 {
-				return nil, fmt.Errorf("%w %s of unknown unit", ErrColumnType, typ)
+			if pc.perSec = columnar.ParquetPerSec(ts); pc.perSec == 0 {
+				return nil, fmt.Errorf("%w %s of unknown unit", input.ErrColumnType, typ)
 			}
 			return pc, nil
 		}
@@ -221,13 +223,13 @@ func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error
 	case rating:
 		want = "a string, FLOAT or DOUBLE"
 	}
-	return nil, fmt.Errorf("%w %s; want %s", ErrColumnType, typ, want)
+	return nil, fmt.Errorf("%w %s; want %s", input.ErrColumnType, typ, want)
 }
 
 // openLists opens the column chunks of the list columns in row group g
 // (pr.rg-1). A leaf's page values (level entries) are bounded by its chunk's
 // num_values, itself bounded like the rows of the file (saferio.MaxRowsPerByte).
-func (pr *ParquetReader) openLists(g *format.RowGroup) error {
+func (pr *Reader) openLists(g *format.RowGroup) error {
 	for _, pl := range pr.lists {
 		if pl == nil {
 			continue
@@ -236,11 +238,11 @@ func (pr *ParquetReader) openLists(g *format.RowGroup) error {
 			l.open, l.eof, l.bi, l.bn, l.vi = false, false, 0, 0, 0
 			i := l.leaf.Index()
 			if i < 0 || i >= len(g.Columns) {
-				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, l.name, ErrCorrupt)
+				return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, l.name, input.ErrCorrupt)
 			}
 			nv := g.Columns[i].MetaData.NumValues
 			if nv < 0 || nv > saferio.MaxRowsPerByte*pr.size {
-				return fmt.Errorf("%s: row group %d, column %q: %w: column chunk claims %d values in a file of %d bytes", pr.name, pr.rg-1, l.name, ErrCorrupt, nv, pr.size)
+				return fmt.Errorf("%s: row group %d, column %q: %w: column chunk claims %d values in a file of %d bytes", pr.name, pr.rg-1, l.name, input.ErrCorrupt, nv, pr.size)
 			}
 			if err := pr.openChunk(l.pqColumn, g, nv); err != nil {
 				return err
@@ -252,7 +254,7 @@ func (pr *ParquetReader) openLists(g *format.RowGroup) error {
 }
 
 // closeLists releases the list columns' decoders.
-func (pr *ParquetReader) closeLists() {
+func (pr *Reader) closeLists() {
 	for _, pl := range pr.lists {
 		if pl != nil {
 			for _, l := range pl.leaves {
@@ -264,7 +266,7 @@ func (pr *ParquetReader) closeLists() {
 
 // takeList appends the next n rows of list column x to buf, their spans
 // to spans; errors are wrapped like a flat column's.
-func (pr *ParquetReader) takeList(x int, buf []byte, spans []span, n int) ([]byte, []span, error) {
+func (pr *Reader) takeList(x int, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
 	pl := pr.lists[x]
 	for range n {
 		start := len(buf)
@@ -272,7 +274,7 @@ func (pr *ParquetReader) takeList(x int, buf []byte, spans []span, n int) ([]byt
 		if buf, err = pl.takeRow(buf); err != nil {
 			return buf, spans, pr.colErr(pl.leaves[0].pqColumn, err)
 		}
-		spans = append(spans, span{uint32(start), uint32(len(buf))})
+		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 	}
 	return buf, spans, nil
 }

@@ -1,4 +1,4 @@
-package pipeline
+package csvscan
 
 import (
 	"bytes"
@@ -9,14 +9,16 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
 // fmtRow renders row i of b as `LINE loc lastmod changefreq priority`, each
 // field quoted, or nil when the row has no such field.
-func fmtRow(b *Batch, i int) string {
+func fmtRow(b *input.Batch, i int) string {
 	var s strings.Builder
 	s.WriteString(strconv.FormatInt(b.Line[i], 10))
-	for c := range NumColumns {
+	for c := range input.NumColumns {
 		s.WriteByte(' ')
 		if v := b.Fields[c][i]; v == nil {
 			s.WriteString("nil")
@@ -30,13 +32,13 @@ func fmtRow(b *Batch, i int) string {
 // scanAll reads in with Fill(chunk) into fresh batches, all kept alive to the
 // end, and renders the rows only then: so every view must have stayed valid
 // while later batches were filled. It checks the batches' invariants too.
-func scanAll(t testing.TB, r io.Reader, opt CSVOptions, chunk int) ([]string, error) {
+func scanAll(t testing.TB, r io.Reader, opt input.Options, chunk int) ([]string, error) {
 	t.Helper()
-	sc := NewCSVScanner(r, "in.csv", opt)
-	var batches []*Batch
+	sc := NewScanner(r, "in.csv", opt)
+	var batches []*input.Batch
 	var err error
 	for {
-		b := new(Batch)
+		b := new(input.Batch)
 		err = sc.Fill(b, chunk)
 		if err == io.EOF {
 			if b.Len() != 0 {
@@ -62,7 +64,7 @@ func scanAll(t testing.TB, r io.Reader, opt CSVOptions, chunk int) ([]string, er
 	var rows []string
 	n := int64(0)
 	for _, b := range batches {
-		for c := range NumColumns {
+		for c := range input.NumColumns {
 			if len(b.Fields[c]) != len(b.Line) {
 				t.Fatalf("len(Fields[%d]) = %d, len(Line) = %d", c, len(b.Fields[c]), len(b.Line))
 			}
@@ -81,13 +83,13 @@ func scanAll(t testing.TB, r io.Reader, opt CSVOptions, chunk int) ([]string, er
 
 // checkViewsInBuf checks that every view of b points into b.Buf[:len(b.Buf)]:
 // it overwrites Buf and expects every view to read back the new bytes.
-func checkViewsInBuf(t testing.TB, b *Batch) {
+func checkViewsInBuf(t testing.TB, b *input.Batch) {
 	t.Helper()
 	saved := bytes.Clone(b.Buf)
 	for i := range b.Buf {
 		b.Buf[i] = 0xFF
 	}
-	for c := range NumColumns {
+	for c := range input.NumColumns {
 		for i, v := range b.Fields[c] {
 			if len(v) != cap(v) {
 				t.Fatalf("row %d column %d: cap %d > len %d: appending to a view would overwrite the next field", i, c, cap(v), len(v))
@@ -105,7 +107,7 @@ func checkViewsInBuf(t testing.TB, b *Batch) {
 type csvCase struct {
 	name string
 	in   string
-	opt  CSVOptions
+	opt  input.Options
 	want []string
 	err  error  // errors.Is target
 	pos  string // "line:column" of the ParseError ("line" when Column is 0)
@@ -123,27 +125,27 @@ var csvCases = []csvCase{
 	{name: "only loc column", in: "loc\nhttps://a/\n/b\n",
 		want: []string{`2 "https://a/" nil nil nil`, `3 "/b" nil nil nil`}},
 	{name: "mapped names", in: "URL,Modified,lastmod,Prio\nhttps://a/,2024,XX,1.0\n",
-		opt:  CSVOptions{Columns: [NumColumns]string{Loc: "url", Lastmod: " modified ", Priority: "prio"}},
+		opt:  input.Options{Columns: [input.NumColumns]string{input.Loc: "url", input.Lastmod: " modified ", input.Priority: "prio"}},
 		want: []string{`2 "https://a/" "2024" nil "1.0"`}},
 	{name: "mapped loc only, defaults for the rest", in: "address,lastmod\nhttps://a/,2024\n",
-		opt:  CSVOptions{Columns: [NumColumns]string{Loc: "Address"}},
+		opt:  input.Options{Columns: [input.NumColumns]string{input.Loc: "Address"}},
 		want: []string{`2 "https://a/" "2024" nil nil`}},
 	{name: "two columns mapped to one header field", in: "loc,d\nhttps://a/,2024\n",
-		opt:  CSVOptions{Columns: [NumColumns]string{Lastmod: "d", Changefreq: "d"}},
+		opt:  input.Options{Columns: [input.NumColumns]string{input.Lastmod: "d", input.Changefreq: "d"}},
 		want: []string{`2 "https://a/" "2024" "2024" nil`}},
 	{name: "duplicate header names: first wins", in: "loc,lastmod,loc,lastmod\nhttps://a/,1,https://b/,2\n",
 		want: []string{`2 "https://a/" "1" nil nil`}},
 	{name: "headerless", in: "https://a/\nhttp://b/,2024\n/c,2024,daily,0.3,extra\n",
 		want: []string{`1 "https://a/" nil nil nil`, `2 "http://b/" "2024" nil nil`, `3 "/c" "2024" "daily" "0.3"`}},
 	{name: "headerless upper case scheme", in: "HTTPS://A/,2024\n", want: []string{`1 "HTTPS://A/" "2024" nil nil`}},
-	{name: "headerless ignores mapping", in: "https://a/,2024\n", opt: CSVOptions{Columns: [NumColumns]string{Loc: "url"}},
+	{name: "headerless ignores mapping", in: "https://a/,2024\n", opt: input.Options{Columns: [input.NumColumns]string{input.Loc: "url"}},
 		want: []string{`1 "https://a/" "2024" nil nil`}},
 	{name: "headerless quoted first field", in: "\"https://a/?x=1,2\",2024\n", want: []string{`1 "https://a/?x=1,2" "2024" nil nil`}},
 	{name: "header that is almost a URL", in: "http,loc\nx,https://a/\n", want: []string{`2 "https://a/" nil nil nil`}},
 	{name: "quoted fields", in: "loc,lastmod\n\"https://a/?q=1,2\",\"2024\"\n\"https://b/\"\"x\"\"\",\n\"\",\"\"\n",
 		want: []string{`2 "https://a/?q=1,2" "2024" nil nil`, `3 "https://b/\"x\"" "" nil nil`, `4 "" "" nil nil`}},
 	{name: "quoted header", in: "\"loc\",\"last,mod\"\nhttps://a/,2024\n",
-		opt:  CSVOptions{Columns: [NumColumns]string{Lastmod: "last,mod"}},
+		opt:  input.Options{Columns: [input.NumColumns]string{input.Lastmod: "last,mod"}},
 		want: []string{`2 "https://a/" "2024" nil nil`}},
 	{name: "quoted newlines and line numbers", in: "loc,lastmod\n\"https://a/\nb\",x\n\"https://c/\",\"1\n\n2\"\nhttps://d/\n",
 		want: []string{`2 "https://a/\nb" "x" nil nil`, `4 "https://c/" "1\n\n2" nil nil`, `7 "https://d/" nil nil nil`}},
@@ -177,11 +179,11 @@ var csvCases = []csvCase{
 	{name: "BOM only", in: "\xEF\xBB\xBF"},
 	{name: "quote in an ignored column is still checked", in: "loc,x\nhttps://a/,b\"c\n", err: ErrQuote, pos: "2:13"},
 
-	{name: "lines", in: "https://a/,b\n\"q\"\r\n\n  x\r\r\nlast", opt: CSVOptions{Lines: true},
+	{name: "lines", in: "https://a/,b\n\"q\"\r\n\n  x\r\r\nlast", opt: input.Options{Lines: true},
 		want: []string{`1 "https://a/,b" nil nil nil`, `2 "\"q\"" nil nil nil`, `4 "  x\r" nil nil nil`, `5 "last" nil nil nil`}},
-	{name: "lines no header detection", in: "loc\nhttps://a/\n", opt: CSVOptions{Lines: true},
+	{name: "lines no header detection", in: "loc\nhttps://a/\n", opt: input.Options{Lines: true},
 		want: []string{`1 "loc" nil nil nil`, `2 "https://a/" nil nil nil`}},
-	{name: "lines BOM and final CR", in: "\xEF\xBB\xBFhttps://a/\r\n\r\nhttps://b/\r", opt: CSVOptions{Lines: true},
+	{name: "lines BOM and final CR", in: "\xEF\xBB\xBFhttps://a/\r\n\r\nhttps://b/\r", opt: input.Options{Lines: true},
 		want: []string{`1 "https://a/" nil nil nil`, `3 "https://b/" nil nil nil`}},
 
 	{name: "bare quote", in: "loc\nhttps://a/\nhttps://b/\"x\nhttps://c/\n", want: []string{`2 "https://a/" nil nil nil`}, err: ErrQuote, pos: "3:11"},
@@ -193,9 +195,9 @@ var csvCases = []csvCase{
 	{name: "extraneous quote on a later line", in: "loc,lastmod\n\"https://a/\nb\nc\"x,1\n", err: ErrQuote, pos: "4:2"},
 	{name: "unterminated quote", in: "loc\nhttps://a/\n\"https://b/\nhttps://c/\n", want: []string{`2 "https://a/" nil nil nil`}, err: ErrQuote, pos: "3:1"},
 	{name: "unterminated quote mid record", in: "loc,lastmod\n\n\nhttps://b/,\"x\ny", err: ErrQuote, pos: "4:12"},
-	{name: "no loc column", in: "url,lastmod\nhttps://a/,1\n", err: ErrNoLocColumn, pos: "1"},
-	{name: "no loc column after blank lines", in: "\n\nlastmod\n", err: ErrNoLocColumn, pos: "3"},
-	{name: "mapped loc column missing", in: "loc\nhttps://a/\n", opt: CSVOptions{Columns: [NumColumns]string{Loc: "url"}}, err: ErrNoLocColumn, pos: "1"},
+	{name: "no loc column", in: "url,lastmod\nhttps://a/,1\n", err: input.ErrNoColumn, pos: "1"},
+	{name: "no loc column after blank lines", in: "\n\nlastmod\n", err: input.ErrNoColumn, pos: "3"},
+	{name: "mapped loc column missing", in: "loc\nhttps://a/\n", opt: input.Options{Columns: [input.NumColumns]string{input.Loc: "url"}}, err: input.ErrNoColumn, pos: "1"},
 }
 
 // chunks are the chunk sizes every case runs with: records straddle chunk
@@ -258,29 +260,29 @@ func checkErr(t *testing.T, where string, err, want error, pos string) {
 }
 
 func TestCSVScannerErrorMessages(t *testing.T) {
-	_, err := scanAll(t, strings.NewReader("URL,Last Modified\nhttps://a/,1\n"), CSVOptions{}, 0)
+	_, err := scanAll(t, strings.NewReader("URL,Last Modified\nhttps://a/,1\n"), input.Options{}, 0)
 	for _, s := range []string{"in.csv:1: ", `"loc"`, `"URL", "Last Modified"`, "--loc-column"} {
 		if err == nil || !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q lacks %q", err, s)
 		}
 	}
-	_, err = scanAll(t, strings.NewReader("loc\na\"b\n"), CSVOptions{}, 0)
+	_, err = scanAll(t, strings.NewReader("loc\na\"b\n"), input.Options{}, 0)
 	if err == nil || err.Error() != `in.csv:2:2: bad CSV quoting: bare " in a non-quoted field (enclose the field in double quotes and double the quote: "a""b")` {
 		t.Errorf("bare quote: %v", err)
 	}
 	// A very wide header is listed in part.
 	wide := strings.Repeat("col,", 100) + "x\n"
-	_, err = scanAll(t, strings.NewReader(wide), CSVOptions{}, 0)
+	_, err = scanAll(t, strings.NewReader(wide), input.Options{}, 0)
 	if err == nil || !strings.Contains(err.Error(), "(81 more)") || len(err.Error()) > 600 {
 		t.Errorf("wide header: %v", err)
 	}
 }
 
 func TestCSVScannerErrorsAreSticky(t *testing.T) {
-	sc := NewCSVScanner(strings.NewReader("loc\n\"a\"b\nhttps://c/\n"), "in.csv", CSVOptions{})
-	var b Batch
+	sc := NewScanner(strings.NewReader("loc\n\"a\"b\nhttps://c/\n"), "in.csv", input.Options{})
+	var b input.Batch
 	err1 := sc.Fill(&b, 0)
-	err2 := sc.Fill(new(Batch), 0)
+	err2 := sc.Fill(new(input.Batch), 0)
 	if !errors.Is(err1, ErrQuote) || err2 != err1 {
 		t.Fatalf("errors %v, %v", err1, err2)
 	}
@@ -289,12 +291,12 @@ func TestCSVScannerErrorsAreSticky(t *testing.T) {
 func TestCSVScannerReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("loc\nhttps://a/\n"), iotest.ErrReader(boom))
-	_, err := scanAll(t, r, CSVOptions{}, 0)
+	_, err := scanAll(t, r, input.Options{}, 0)
 	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "in.csv: ") {
 		t.Fatalf("err = %v", err)
 	}
 	// A reader that never returns anything.
-	_, err = scanAll(t, zeroReader{}, CSVOptions{}, 0)
+	_, err = scanAll(t, zeroReader{}, input.Options{}, 0)
 	if !errors.Is(err, io.ErrNoProgress) {
 		t.Fatalf("err = %v", err)
 	}
@@ -305,13 +307,13 @@ type zeroReader struct{}
 func (zeroReader) Read([]byte) (int, error) { return 0, nil }
 
 func TestCSVScannerEOFStays(t *testing.T) {
-	sc := NewCSVScanner(strings.NewReader("loc\nhttps://a/\n"), "in.csv", CSVOptions{})
-	var b Batch
+	sc := NewScanner(strings.NewReader("loc\nhttps://a/\n"), "in.csv", input.Options{})
+	var b input.Batch
 	if err := sc.Fill(&b, 0); err != nil || b.Len() != 1 {
 		t.Fatalf("Fill: %v, %d rows", err, b.Len())
 	}
 	for range 3 {
-		if err := sc.Fill(new(Batch), 0); err != io.EOF {
+		if err := sc.Fill(new(input.Batch), 0); err != io.EOF {
 			t.Fatalf("Fill after the end: %v", err)
 		}
 	}
@@ -329,12 +331,12 @@ func TestCSVScannerBatchSize(t *testing.T) {
 	for i := range 10000 {
 		fmt.Fprintf(&in, "https://example.com/p/%d,2024-01-01\n", i)
 	}
-	sc := NewCSVScanner(strings.NewReader(in.String()), "in.csv", CSVOptions{})
+	sc := NewScanner(strings.NewReader(in.String()), "in.csv", input.Options{})
 	const chunk = 4096
-	var b Batch
+	var b input.Batch
 	total, batches := 0, 0
 	for {
-		b.reset()
+		b.Reset()
 		err := sc.Fill(&b, chunk)
 		if err == io.EOF {
 			break
@@ -371,8 +373,8 @@ func TestCSVScannerViewsStayValid(t *testing.T) {
 			fmt.Fprintf(&in, "https://example.com/p/%d,2024-01-%02d\n", i, i%28+1)
 		}
 	}
-	sc := NewCSVScanner(strings.NewReader(in.String()), "in.csv", CSVOptions{})
-	var first Batch
+	sc := NewScanner(strings.NewReader(in.String()), "in.csv", input.Options{})
+	var first input.Batch
 	if err := sc.Fill(&first, 500); err != nil {
 		t.Fatal(err)
 	}
@@ -381,10 +383,10 @@ func TestCSVScannerViewsStayValid(t *testing.T) {
 		before[i] = fmtRow(&first, i)
 	}
 	// Recycle two other batches over the rest of the input.
-	var other [2]Batch
+	var other [2]input.Batch
 	for k := 0; ; k++ {
 		b := &other[k%2]
-		b.reset()
+		b.Reset()
 		if err := sc.Fill(b, 500); err == io.EOF {
 			break
 		} else if err != nil {
@@ -402,12 +404,12 @@ func TestCSVScannerViewsStayValid(t *testing.T) {
 // TestCSVScannerAppend: Fill on a batch that already holds rows appends
 // after them and never moves their bytes.
 func TestCSVScannerAppend(t *testing.T) {
-	sc := NewCSVScanner(strings.NewReader("loc\nhttps://a/\nhttps://b/\nhttps://c/with/a/much/longer/path/than/fits\nhttps://d/\n"), "in.csv", CSVOptions{})
-	b := Batch{Buf: make([]byte, 0, 64)}
+	sc := NewScanner(strings.NewReader("loc\nhttps://a/\nhttps://b/\nhttps://c/with/a/much/longer/path/than/fits\nhttps://d/\n"), "in.csv", input.Options{})
+	b := input.Batch{Buf: make([]byte, 0, 64)}
 	if err := sc.Fill(&b, 25); err != nil || b.Len() != 1 {
 		t.Fatalf("Fill: %v, %d rows", err, b.Len())
 	}
-	first := b.Fields[Loc][0]
+	first := b.Fields[input.Loc][0]
 	buf := &b.Buf[:1][0]
 	// Room for the next record in b.Buf's capacity: appended in place.
 	if err := sc.Fill(&b, 11); err != nil {
@@ -424,7 +426,7 @@ func TestCSVScannerAppend(t *testing.T) {
 	if b.Len() != 2 || got[1] != `3 "https://b/" nil nil nil` {
 		t.Fatalf("rows %q", got)
 	}
-	var c Batch
+	var c input.Batch
 	if err := sc.Fill(&c, 0); err != nil || c.Len() != 2 || fmtRow(&c, 0) != `4 "https://c/with/a/much/longer/path/than/fits" nil nil nil` {
 		t.Fatalf("next batch: %v, %d rows", err, c.Len())
 	}
@@ -434,12 +436,12 @@ func TestCSVScannerRecordCap(t *testing.T) {
 	for _, lines := range []bool{false, true} {
 		in := "loc\nhttps://a/\n" + "https://" + strings.Repeat("b", 60) + "\nhttps://c/\n"
 		for _, chunk := range []int{1, 7, 64, 1000} {
-			sc := NewCSVScanner(strings.NewReader(in), "in.csv", CSVOptions{Lines: lines})
+			sc := NewScanner(strings.NewReader(in), "in.csv", input.Options{Lines: lines})
 			sc.maxRecord = 64
 			var rows int
 			var err error
 			for err == nil {
-				var b Batch
+				var b input.Batch
 				err = sc.Fill(&b, chunk)
 				rows += b.Len()
 			}
@@ -457,9 +459,9 @@ func TestCSVScannerRecordCap(t *testing.T) {
 		}
 		// 63 bytes and a newline fit.
 		in = "loc\n" + strings.Repeat("b", 63) + "\n"
-		sc := NewCSVScanner(strings.NewReader(in), "in.csv", CSVOptions{Lines: lines})
+		sc := NewScanner(strings.NewReader(in), "in.csv", input.Options{Lines: lines})
 		sc.maxRecord = 64
-		var b Batch
+		var b input.Batch
 		if err := sc.Fill(&b, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -472,10 +474,10 @@ func TestCSVScannerRecordCap16MiB(t *testing.T) {
 	}
 	long := strings.Repeat("a", MaxRecordBytes)
 	// Exactly MaxRecordBytes, line end included: fits (and grows the buffer).
-	sc := NewCSVScanner(strings.NewReader("loc\n/\n"+long[1:]+"\n/"), "in.csv", CSVOptions{})
+	sc := NewScanner(strings.NewReader("loc\n/\n"+long[1:]+"\n/"), "in.csv", input.Options{})
 	n := 0
 	for {
-		var b Batch
+		var b input.Batch
 		err := sc.Fill(&b, 1<<10)
 		if err == io.EOF {
 			break
@@ -490,10 +492,10 @@ func TestCSVScannerRecordCap16MiB(t *testing.T) {
 	}
 	// One more byte: too long, also when the chunk would hold it.
 	for _, chunk := range []int{1 << 10, 32 << 20} {
-		sc = NewCSVScanner(strings.NewReader("loc\n/\n"+long+"\n/\n"), "in.csv", CSVOptions{})
+		sc = NewScanner(strings.NewReader("loc\n/\n"+long+"\n/\n"), "in.csv", input.Options{})
 		var err error
 		for err == nil {
-			err = sc.Fill(new(Batch), chunk)
+			err = sc.Fill(new(input.Batch), chunk)
 		}
 		if !errors.Is(err, ErrRecordTooLong) || !strings.HasPrefix(err.Error(), "in.csv:3: ") {
 			t.Fatalf("chunk %d: %v", chunk, err)
@@ -524,10 +526,10 @@ func TestCSVScannerAllocs(t *testing.T) {
 		"lines":  "https://example.com/a/b/c?x=1\r\n",
 	}
 	for name, in := range inputs {
-		sc := NewCSVScanner(&loopReader{data: []byte(in)}, "in.csv", CSVOptions{Lines: name == "lines"})
-		var b Batch
+		sc := NewScanner(&loopReader{data: []byte(in)}, "in.csv", input.Options{Lines: name == "lines"})
+		var b input.Batch
 		fill := func() {
-			b.reset()
+			b.Reset()
 			if err := sc.Fill(&b, 64<<10); err != nil || b.Len() < 100 {
 				t.Fatalf("Fill: %v, %d rows", err, b.Len())
 			}

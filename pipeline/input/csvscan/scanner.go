@@ -1,4 +1,6 @@
-package pipeline
+// Package csvscan reads CSV and one-URL-per-line inputs into batches, as
+// views into each batch's buffer, without allocating per row.
+package csvscan
 
 import (
 	"bytes"
@@ -8,33 +10,28 @@ import (
 	"strings"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
-
-// DefaultChunk is the input Fill reads into one batch when given chunk <= 0.
-const DefaultChunk = 4 << 20
 
 // MaxRecordBytes caps one input record (a CSV record or a line, line end
 // included). A longer record is an error, not an unbounded buffer.
 const MaxRecordBytes = 16 << 20
 
-// Errors of the CSV scanner. They reach the caller wrapped in a *ParseError;
-// test them with errors.Is.
+// Errors of the CSV scanner. They reach the caller wrapped in a *ParseError,
+// as do input.ErrNoColumn and input.ErrColumnType; test them with errors.Is.
 var (
 	// ErrQuote: a bare " in a non-quoted field, an extraneous or missing "
 	// in a quoted field, or a quoted field still open at the end of the input.
 	ErrQuote = errors.New("bad CSV quoting")
-	// ErrNoLocColumn: the header names no loc column.
-	ErrNoLocColumn = errors.New("CSV header has no loc column")
-	// ErrMissingColumn: the header lacks an optional column mapped to a
-	// name other than its default.
-	ErrMissingColumn = errors.New("CSV header lacks a mapped column")
 	// ErrRecordTooLong: a record longer than MaxRecordBytes.
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
 
-	errImageList    = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the image columns image:1, image:2, …", ErrColumnType, "images")
-	errBareQuote    = fmt.Errorf(`%w: bare " in a non-quoted field (enclose the field in double quotes and double the quote: "a""b")`, ErrQuote)
-	errExtraQuote   = fmt.Errorf(`%w: extraneous or missing " in a quoted field`, ErrQuote)
-	errUnterminated = fmt.Errorf(`%w: quoted field opened here is not closed before the end of the input`, ErrQuote)
+	errImageList     = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the image columns image:1, image:2, …", input.ErrColumnType, "images")
+	errAlternateList = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the alternate columns alternate:<hreflang> (and media-alternate)", input.ErrColumnType, "alternates")
+	errVideoList     = fmt.Errorf("%w: a %q column is a list, which CSV cannot hold: give one video per row in video:thumbnail_loc, video:title, … columns", input.ErrColumnType, "videos")
+	errBareQuote     = fmt.Errorf(`%w: bare " in a non-quoted field (enclose the field in double quotes and double the quote: "a""b")`, ErrQuote)
+	errExtraQuote    = fmt.Errorf(`%w: extraneous or missing " in a quoted field`, ErrQuote)
+	errUnterminated  = fmt.Errorf(`%w: quoted field opened here is not closed before the end of the input`, ErrQuote)
 )
 
 // ParseError is an error at a place in an input, like encoding/csv.ParseError.
@@ -54,17 +51,9 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// CSVOptions maps header names to columns.
-type CSVOptions struct {
-	Columns [NumColumns]string // header name of each column; "" = default name: "loc", "lastmod", "changefreq", "priority"
-	Lines   bool               // one URL per line (.txt): no CSV parsing, the whole line (minus \r) is the loc, no header
-}
-
-var defaultColumnNames = [NumColumns]string{Loc: "loc", Lastmod: "lastmod", Changefreq: "changefreq", Priority: "priority"}
-
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// CSVScanner reads the rows of a CSV (or one-URL-per-line) input into
+// Scanner reads the rows of a CSV (or one-URL-per-line) input into
 // Batches, as views into each Batch's Buf, without allocating per row.
 //
 // Records follow RFC 4180 as encoding/csv reads them (Comma ',', LazyQuotes
@@ -76,11 +65,11 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // The first record is a header, unless its first field looks like a URL
 // (http://, https:// or /): then the input is a headerless list whose fields
 // are, by position, loc, lastmod, changefreq, priority.
-type CSVScanner struct {
+type Scanner struct {
 	r      io.Reader
 	source string
 	lines  bool
-	names  [NumColumns]string
+	opt    input.Options
 
 	carry     []byte // the partial record at the end of the last batch
 	spans     []int  // field bounds of the current record: start0, end0, start1, end1, ...
@@ -88,47 +77,45 @@ type CSVScanner struct {
 	rows      int64
 	eof       bool // r has reported io.EOF
 	err       error
-	started   bool            // the BOM check is done
-	mapped    bool            // the columns are known (header read, or headerless)
-	col       [NumColumns]int // field index of each column; -1: absent
-	nfield    int             // fields a data row is split into: max(col)+1
-	maxRecord int             // MaxRecordBytes; lowered by tests
-	header    []string        // the header's names (nil: headerless)
+	started   bool                  // the BOM check is done
+	mapped    bool                  // the columns are known (header read, or headerless)
+	col       [input.NumColumns]int // field index of each column; -1: absent
+	nfield    int                   // fields a data row is split into: max(col)+1
+	maxRecord int                   // MaxRecordBytes; lowered by tests
+	header    []string              // the header's names (nil: headerless)
 	ext       []encode.ExtColumn
 	extField  []int // field index of each extension column
 }
 
-// NewCSVScanner returns a scanner that reads r, an input named source.
-func NewCSVScanner(r io.Reader, source string, opt CSVOptions) *CSVScanner {
-	s := &CSVScanner{r: r, source: source, lines: opt.Lines, line: 1, maxRecord: MaxRecordBytes}
-	for c, n := range opt.Columns {
-		if n = strings.TrimSpace(n); n == "" {
-			n = defaultColumnNames[c]
-		}
-		s.names[c] = n
-	}
+// NewScanner returns a scanner that reads r, an input named source.
+func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
+	s := &Scanner{r: r, source: source, opt: opt, lines: opt.Lines, line: 1, maxRecord: MaxRecordBytes}
 	if opt.Lines {
 		s.mapped = true
-		s.col = [NumColumns]int{Loc: 0, Lastmod: -1, Changefreq: -1, Priority: -1}
+		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1}
 		s.nfield = 1
 	}
 	return s
 }
 
+// Close does nothing: the scanner does not own its reader. It makes a
+// Scanner an input.Source.
+func (s *Scanner) Close() error { return nil }
+
 // Rows reports the data rows handed out so far (header excluded).
-func (s *CSVScanner) Rows() int64 { return s.rows }
+func (s *Scanner) Rows() int64 { return s.rows }
 
 // Extensions returns the extension columns the header names (see
 // encode.ParseExtColumn), known once the header has been read: after the
 // first Fill.
-func (s *CSVScanner) Extensions() []encode.ExtColumn { return s.ext }
+func (s *Scanner) Extensions() []encode.ExtColumn { return s.ext }
 
 // Header returns the names in the input's header row, or nil when the input
 // has no header (a headerless list, Lines mode, or the header not read yet).
-func (s *CSVScanner) Header() []string { return s.header }
+func (s *Scanner) Header() []string { return s.header }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = source) until
-// about chunk bytes of input are in b.Buf (chunk <= 0: DefaultChunk). b holds
+// about chunk bytes of input are in b.Buf (chunk <= 0: input.DefaultChunk). b holds
 // whole records only: the partial record at the end is kept for the next
 // Fill. A record longer than chunk makes b.Buf grow, up to MaxRecordBytes
 // (then ErrRecordTooLong). Every view in b.Fields points into b.Buf and stays
@@ -139,12 +126,12 @@ func (s *CSVScanner) Header() []string { return s.header }
 // otherwise nil or an error: a *ParseError for bad input (b then holds the
 // rows before the bad record), or a read error from r prefixed with the
 // source name. Errors are sticky.
-func (s *CSVScanner) Fill(b *Batch, chunk int) error {
+func (s *Scanner) Fill(b *input.Batch, chunk int) error {
 	if s.err != nil {
 		return s.err
 	}
 	if chunk <= 0 {
-		chunk = DefaultChunk
+		chunk = input.DefaultChunk
 	}
 	b.Source = s.source
 	start := len(b.Buf)
@@ -217,13 +204,13 @@ func grow(buf []byte, n int) []byte {
 	return nb
 }
 
-func (s *CSVScanner) fail(err error) error {
+func (s *Scanner) fail(err error) error {
 	s.err = err
 	return err
 }
 
 // read fills b.Buf up to limit bytes, or until r is exhausted.
-func (s *CSVScanner) read(b *Batch, limit int) error {
+func (s *Scanner) read(b *input.Batch, limit int) error {
 	empty := 0
 	for !s.eof && len(b.Buf) < limit {
 		n, err := s.r.Read(b.Buf[len(b.Buf):limit])
@@ -248,7 +235,7 @@ func (s *CSVScanner) read(b *Batch, limit int) error {
 // parse adds the rows of the complete records in b.Buf[pos:] to b. It
 // returns the position after the last record consumed, and more = true when
 // the record there needs input beyond b.Buf.
-func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
+func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 	buf := b.Buf
 	end := len(buf)
 	if !s.started {
@@ -326,7 +313,7 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 			}
 		}
 		nsp := len(s.spans) / 2
-		for c := range NumColumns {
+		for c := range input.NumColumns {
 			var v []byte
 			if k := s.col[c]; k >= 0 && k < nsp {
 				i, j := s.spans[2*k], s.spans[2*k+1]
@@ -336,7 +323,7 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 		}
 		if len(s.ext) > 0 {
 			if len(b.Ext) != len(s.ext) {
-				b.setExt(s.ext)
+				b.SetExt(s.ext)
 			}
 			for x, k := range s.extField {
 				var v []byte
@@ -360,7 +347,7 @@ func (s *CSVScanner) parse(b *Batch, pos int) (int, bool, error) {
 // record's fields, of at most maxf fields (maxf < 0: all), and returns the
 // position after the record's line end and the number of newlines in it;
 // more = true when the record does not end before end.
-func (s *CSVScanner) record(buf []byte, p, end int, final bool, maxf, q int) (next, nl int, more bool, err error) {
+func (s *Scanner) record(buf []byte, p, end int, final bool, maxf, q int) (next, nl int, more bool, err error) {
 	s.spans = s.spans[:0]
 	e := end // end of the line
 	if i := bytes.IndexByte(buf[p:end], '\n'); i >= 0 {
@@ -399,7 +386,7 @@ func (s *CSVScanner) record(buf []byte, p, end int, final bool, maxf, q int) (ne
 
 // quoted parses a record holding a quote: it checks the record (and finds
 // its end) without changing buf, then unquotes the fields in place.
-func (s *CSVScanner) quoted(buf []byte, p, end int, final bool) (next, nl int, more bool, err error) {
+func (s *Scanner) quoted(buf []byte, p, end int, final bool) (next, nl int, more bool, err error) {
 	next, more, bad, berr := scanQuoted(buf, p, end, final)
 	if berr != nil {
 		return 0, 0, false, s.errAt(buf, p, bad, berr)
@@ -542,7 +529,7 @@ func scanQuoted(buf []byte, p, end int, final bool) (next int, more bool, bad in
 
 // errAt returns err as a ParseError at buf[at], in the record starting at
 // buf[p] on line s.line.
-func (s *CSVScanner) errAt(buf []byte, p, at int, err error) error {
+func (s *Scanner) errAt(buf []byte, p, at int, err error) error {
 	rec := buf[p:at]
 	ls := p
 	if k := bytes.LastIndexByte(rec, '\n'); k >= 0 {
@@ -558,41 +545,34 @@ func (s *CSVScanner) errAt(buf []byte, p, at int, err error) error {
 
 // mapHeader decides from the first record, in s.spans, whether the input has
 // a header, and maps the columns. It reports whether the record is a header.
-func (s *CSVScanner) mapHeader(buf []byte) (bool, error) {
+func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	s.mapped = true
 	if looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
-		s.col = [NumColumns]int{Loc: 0, Lastmod: 1, Changefreq: 2, Priority: 3}
-		s.nfield = int(NumColumns)
+		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3}
+		s.nfield = int(input.NumColumns)
 		return false, nil
 	}
 	s.header = make([]string, len(s.spans)/2)
 	for k := range s.header {
 		s.header[k] = string(buf[s.spans[2*k]:s.spans[2*k+1]])
 	}
-	s.nfield = 0
-	for c := range NumColumns {
-		s.col[c] = -1
-		for k, h := range s.header {
-			if strings.EqualFold(strings.TrimSpace(h), s.names[c]) {
-				s.col[c] = k
-				s.nfield = max(s.nfield, k+1)
-				break
-			}
-		}
+	m, merr := s.opt.Map(s.header)
+	if merr != nil && m.Index[input.Loc] < 0 {
+		return true, &ParseError{Source: s.source, Line: s.line,
+			Err: fmt.Errorf("%w (a file without a header must start with a URL: http://, https:// or /)", merr)}
 	}
-	if s.col[Loc] < 0 {
-		return true, &ParseError{Source: s.source, Line: s.line, Err: s.noLocError()}
+	s.col = m.Index
+	s.nfield = 0
+	for _, k := range s.col {
+		s.nfield = max(s.nfield, k+1)
 	}
 	// The extension columns: every other column whose name is one.
-next:
 	for k, h := range s.header {
-		for c := range NumColumns {
-			if s.col[c] == k {
-				continue next
-			}
+		if m.Mapped(k) {
+			continue
 		}
 		if x, ok := encode.ParseExtColumn(h); ok {
-			if err := csvListError(x.Kind); err != nil {
+			if err := listError(x.Kind); err != nil {
 				return true, &ParseError{Source: s.source, Line: s.line, Err: err}
 			}
 			s.ext = append(s.ext, x)
@@ -600,39 +580,23 @@ next:
 			s.nfield = max(s.nfield, k+1)
 		}
 	}
-	// A missing optional column is normal, but one the user named on
-	// purpose is a typo or a changed export: stop rather than drop a field.
-	for c := Lastmod; c < NumColumns; c++ {
-		if s.col[c] < 0 && !strings.EqualFold(s.names[c], defaultColumnNames[c]) {
-			return true, &ParseError{Source: s.source, Line: s.line,
-				Err: fmt.Errorf("%w: no column named %q (the header has %s)", ErrMissingColumn, s.names[c], s.headerList())}
-		}
+	if merr != nil {
+		return true, &ParseError{Source: s.source, Line: s.line, Err: merr}
 	}
 	return true, nil
 }
 
-// headerList quotes the header's names for a message, at most 20 of them.
-func (s *CSVScanner) headerList() string {
-	const show = 20
-	var cols strings.Builder
-	for k, h := range s.header {
-		if k == show {
-			fmt.Fprintf(&cols, ", … (%d more)", len(s.header)-show)
-			break
-		}
-		if k > 0 {
-			cols.WriteString(", ")
-		}
-		fmt.Fprintf(&cols, "%q", h)
+// listError is the error for a list column in a CSV header, or nil.
+func listError(k encode.ExtKind) error {
+	switch k {
+	case encode.ExtImageList:
+		return errImageList
+	case encode.ExtAlternateList:
+		return errAlternateList
+	case encode.ExtVideoList:
+		return errVideoList
 	}
-	return cols.String()
-}
-
-func (s *CSVScanner) noLocError() error {
-	return fmt.Errorf("%w: none of its columns (%s) is named %q; "+
-		"name the column that holds the URLs with --loc-column "+
-		"(a file without a header must start with a URL: http://, https:// or /)",
-		ErrNoLocColumn, s.headerList(), s.names[Loc])
+	return nil
 }
 
 // looksLikeURL reports whether a first field makes the input headerless.

@@ -1,4 +1,8 @@
-package pipeline
+// Package pqread reads Apache Parquet files into batches: it maps columns
+// with parquet-go's schema and decodes the pages itself (internal/pqpage),
+// so that memory is bounded by a page per column and the batch, and nothing
+// a corrupt file claims is allocated before it is checked.
+package pqread
 
 import (
 	"encoding/binary"
@@ -8,7 +12,6 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -16,46 +19,47 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/pqpage"
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
-// ParquetReader reads the rows of an Apache Parquet file into Batches. It
+// Reader reads the rows of an Apache Parquet file into Batches. It
 // uses parquet-go for the schema (after checking the footer, see
-// checkFooter) and reads the pages itself (see pqpage.go): one page per
+// pqpage.CheckFooter) and reads the pages itself (pqpage.Reader): one page per
 // column at a time, with one read each, its values copied into the Batch's
 // Buf without allocating per row. Row groups are read in order and a batch
 // may span several; memory is bounded by a page per column and the batch,
 // never by the row group, and nothing a corrupt file claims is allocated
 // before it is checked against the file.
 //
-// Columns are found by name (exact, else case-insensitive) among the
-// top-level fields. loc and changefreq are strings (BYTE_ARRAY, also
+// Columns are found among the top-level fields as input.Options.Map says. loc and changefreq are strings (BYTE_ARRAY, also
 // dictionary-encoded); lastmod is a string, a DATE (written YYYY-MM-DD), a
 // TIMESTAMP of any unit or an INT96 timestamp (written YYYY-MM-DDThh:mm:ss[.f],
 // with Z when the timestamp is UTC-adjusted, without a zone, so read in
 // --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
 // string. A null is an absent field. Nested and repeated columns are refused,
 // but for the list extension columns images, alternates and videos
-// (parquet_list.go), read through the same page decoder.
+// (pqList), read through the same page decoder.
 //
 // Batch.Line holds the 1-based row number of each row in the file.
-type ParquetReader struct {
+type Reader struct {
 	name string
 	file *os.File
 	r    io.ReaderAt
 	size int64
 	pf   *parquet.File
 
-	cols  [NumColumns]*pqColumn // nil: the file has no such column
-	rg    int                   // next row group to open
-	left  int64                 // rows of the open row group not read yet
+	cols  [input.NumColumns]*pqColumn // nil: the file has no such column
+	rg    int                         // next row group to open
+	left  int64                       // rows of the open row group not read yet
 	rows  int64
 	err   error
-	spans [NumColumns][]span
+	spans [input.NumColumns][]columnar.Span
 
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
 	extCols  []*pqColumn        // nil for a list column: lists
-	extSpans [][]span
-	lists    []*pqList // list columns (images, alternates, videos) by extension index; see parquet_list.go
+	extSpans [][]columnar.Span
+	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
 }
 
 // valueKind is how a column's values become text.
@@ -78,7 +82,7 @@ const (
 
 // pqColumn reads one mapped column, a page at a time.
 type pqColumn struct {
-	field  Column
+	field  input.Column
 	name   string
 	leaf   *parquet.Column
 	kind   valueKind
@@ -118,8 +122,8 @@ func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
 	return lo, hi, &tc.entries[h>>56]
 }
 
-// OpenParquet opens the Parquet file name and maps its columns.
-func OpenParquet(name string, opt ColumnOptions) (*ParquetReader, error) {
+// Open opens the Parquet file name and maps its columns.
+func Open(name string, opt input.Options) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -129,7 +133,7 @@ func OpenParquet(name string, opt ColumnOptions) (*ParquetReader, error) {
 		f.Close()
 		return nil, err
 	}
-	pr, err := NewParquetReader(f, fi.Size(), name, opt)
+	pr, err := NewReader(f, fi.Size(), name, opt)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -138,44 +142,43 @@ func OpenParquet(name string, opt ColumnOptions) (*ParquetReader, error) {
 	return pr, nil
 }
 
-// NewParquetReader reads the Parquet file of size bytes in r, an input named
-// source. Errors name the source and wrap ErrCorrupt, ErrNoColumn or
-// ErrColumnType.
-func NewParquetReader(r io.ReaderAt, size int64, source string, opt ColumnOptions) (pr *ParquetReader, err error) {
+// NewReader reads the Parquet file of size bytes in r, an input named
+// source. Errors name the source and wrap input.ErrCorrupt, input.ErrNoColumn or
+// input.ErrColumnType.
+func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr *Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			pr, err = nil, fmt.Errorf("%s: %w: %v", source, ErrCorrupt, p)
+			pr, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
 	if err := pqpage.CheckFooter(r, size); err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, ErrCorrupt, err)
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
-	pr = &ParquetReader{name: source, r: r, size: size, pf: pf}
+	pr = &Reader{name: source, r: r, size: size, pf: pf}
 	// RLE lets a few bytes stand for millions of rows; a URL list holds
 	// distinct URLs, which cost bytes. A file claiming more than
 	// saferio.MaxRowsPerByte rows per byte is refused rather than read for hours.
 	var rows int64
 	for _, g := range pf.Metadata().RowGroups {
 		if g.NumRows < 0 || g.NumRows > saferio.MaxRowsPerByte*size || rows > saferio.MaxRowsPerByte*size-g.NumRows {
-			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, ErrCorrupt, saferio.MaxRowsPerByte*size, size)
+			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, input.ErrCorrupt, saferio.MaxRowsPerByte*size, size)
 		}
 		rows += g.NumRows
 	}
-	names, mapped := opt.names()
 	top := pf.Root().Columns()
-	for c := range NumColumns {
-		col := findColumn(top, names[c])
-		if col == nil {
-			if err := missingColumn(source, c, names[c], mapped[c], columnNames(top)); err != nil {
-				return nil, err
+	m, merr := opt.Map(columnNames(top))
+	for c := range input.NumColumns {
+		if m.Index[c] < 0 {
+			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
+				return nil, fmt.Errorf("%s: %w", source, merr)
 			}
 			continue
 		}
-		pc, err := newPQColumn(c, col)
+		pc, err := newPQColumn(c, top[m.Index[c]])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -193,13 +196,13 @@ next:
 		if !ok {
 			continue
 		}
-		if isListKind(x.Kind) {
+		if columnar.IsListKind(x.Kind) {
 			if err := pr.addList(x, col); err != nil {
 				return nil, fmt.Errorf("%s: %w", source, err)
 			}
 			continue
 		}
-		pc, err := newPQColumn(extLike(x.Kind), col)
+		pc, err := newPQColumn(columnar.ExtLike(x.Kind), col)
 		if err != nil {
 			pc, err = newPQExtColumn(x.Kind, col, err)
 		}
@@ -214,21 +217,7 @@ next:
 }
 
 // Extensions returns the extension columns of the file.
-func (pr *ParquetReader) Extensions() []encode.ExtColumn { return pr.ext }
-
-// extLike returns the core field whose column types an extension column
-// accepts: dates like lastmod (string, DATE, TIMESTAMP), a rating like
-// priority (string, FLOAT, DOUBLE, DECIMAL), everything else a string like
-// changefreq. newPQExtColumn adds integers and booleans where they fit.
-func extLike(k encode.ExtKind) Column {
-	switch k {
-	case encode.ExtNewsDate, encode.ExtVideoPublicationDate, encode.ExtVideoExpirationDate:
-		return Lastmod
-	case encode.ExtVideoRating:
-		return Priority
-	}
-	return Changefreq
-}
+func (pr *Reader) Extensions() []encode.ExtColumn { return pr.ext }
 
 // newPQExtColumn accepts the integer columns of video:duration and
 // video:view_count and the BOOLEAN columns of mobile and the yes/no video
@@ -237,7 +226,7 @@ func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqCo
 	if !col.Leaf() || col.Repeated() || col.MaxRepetitionLevel() > 0 || col.MaxDefinitionLevel() > 1 {
 		return nil, typeErr
 	}
-	pc := &pqColumn{field: Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	pc := &pqColumn{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	switch kind := col.Type().Kind(); {
 	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int32:
 		pc.kind = kindInt32
@@ -252,20 +241,6 @@ func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqCo
 	return pc, nil
 }
 
-func findColumn(cols []*parquet.Column, name string) *parquet.Column {
-	for _, c := range cols {
-		if c.Name() == name {
-			return c
-		}
-	}
-	for _, c := range cols {
-		if strings.EqualFold(c.Name(), name) {
-			return c
-		}
-	}
-	return nil
-}
-
 func columnNames(cols []*parquet.Column) []string {
 	names := make([]string, len(cols))
 	for i, c := range cols {
@@ -275,7 +250,7 @@ func columnNames(cols []*parquet.Column) []string {
 }
 
 // newPQColumn checks that col can be read as field c and decides how.
-func newPQColumn(c Column, col *parquet.Column) (*pqColumn, error) {
+func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
 	pc, err := newPQColumnKind(c, col)
 	if err != nil {
 		return nil, err
@@ -303,10 +278,10 @@ func (pc *pqColumn) setPages() {
 	pc.pages.Type = format.Type(pc.leaf.Type().Kind())
 }
 
-func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
+func newPQColumnKind(c input.Column, col *parquet.Column) (*pqColumn, error) {
 	pc := &pqColumn{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typeErr := func(what string) error {
-		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), defaultColumnNames[c], ErrColumnType, what)
+		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.DefaultNames[c], input.ErrColumnType, what)
 	}
 	if !col.Leaf() {
 		what := "group"
@@ -333,14 +308,14 @@ func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 			return nil, typeErr(typ.String() + " of length " + fmt.Sprint(pc.pages.Size))
 		}
 	}
-	want := map[Column]string{
-		Loc:        "want a string (BYTE_ARRAY)",
-		Changefreq: "want a string (BYTE_ARRAY)",
-		Lastmod:    "want a string, DATE or TIMESTAMP",
-		Priority:   "want FLOAT, DOUBLE, DECIMAL or a string",
+	want := map[input.Column]string{
+		input.Loc:        "want a string (BYTE_ARRAY)",
+		input.Changefreq: "want a string (BYTE_ARRAY)",
+		input.Lastmod:    "want a string, DATE or TIMESTAMP",
+		input.Priority:   "want FLOAT, DOUBLE, DECIMAL or a string",
 	}[c]
 	if d, ok := lt.(*format.DecimalType); ok {
-		if c != Priority {
+		if c != input.Priority {
 			return nil, typeErr(typ.String() + "; " + want)
 		}
 		pc.scale = int(d.Scale)
@@ -361,26 +336,26 @@ func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 			pc.kind = kindBytes
 			return pc, nil
 		}
-	case c == Lastmod && kind == parquet.Int32:
+	case c == input.Lastmod && kind == parquet.Int32:
 		if _, ok := lt.(*format.DateType); ok {
 			pc.kind = kindDate
 			return pc, nil
 		}
-	case c == Lastmod && kind == parquet.Int64:
+	case c == input.Lastmod && kind == parquet.Int64:
 		if ts, ok := lt.(*format.TimestampType); ok {
 			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
-			if pc.perSec = parquetPerSec(ts); pc.perSec == 0 {
+			if pc.perSec = columnar.ParquetPerSec(ts); pc.perSec == 0 {
 				return nil, typeErr(typ.String() + " of unknown unit; " + want)
 			}
 			return pc, nil
 		}
-	case c == Lastmod && kind == parquet.Int96:
+	case c == input.Lastmod && kind == parquet.Int96:
 		pc.kind = kindInt96
 		return pc, nil
-	case c == Priority && kind == parquet.Float:
+	case c == input.Priority && kind == parquet.Float:
 		pc.kind = kindFloat
 		return pc, nil
-	case c == Priority && kind == parquet.Double:
+	case c == input.Priority && kind == parquet.Double:
 		pc.kind = kindDouble
 		return pc, nil
 	}
@@ -388,10 +363,10 @@ func newPQColumnKind(c Column, col *parquet.Column) (*pqColumn, error) {
 }
 
 // Rows reports the rows handed out so far.
-func (pr *ParquetReader) Rows() int64 { return pr.rows }
+func (pr *Reader) Rows() int64 { return pr.rows }
 
 // Close releases the file.
-func (pr *ParquetReader) Close() error {
+func (pr *Reader) Close() error {
 	for _, c := range append(pr.cols[:], pr.extCols...) {
 		if c != nil {
 			c.close()
@@ -407,21 +382,21 @@ func (pr *ParquetReader) Close() error {
 }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
-// until about chunk bytes are in b.Buf (chunk <= 0: DefaultChunk) or the
+// until about chunk bytes are in b.Buf (chunk <= 0: input.DefaultChunk) or the
 // file ends; b.Line[i] is the 1-based row number in the file. It returns
 // io.EOF when the file is exhausted and it added no rows; errors name the
-// file, row group and column, wrap ErrCorrupt, and are sticky. A panic of
+// file, row group and column, wrap input.ErrCorrupt, and are sticky. A panic of
 // the Parquet library on a corrupt file is returned as such an error.
-func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
+func (pr *Reader) Fill(b *input.Batch, chunk int) (err error) {
 	if pr.err != nil {
 		return pr.err
 	}
 	if chunk <= 0 {
-		chunk = DefaultChunk
+		chunk = input.DefaultChunk
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: row group %d: %w: %v", pr.name, pr.rg, ErrCorrupt, p)
+			err = fmt.Errorf("%s: row group %d: %w: %v", pr.name, pr.rg, input.ErrCorrupt, p)
 		}
 		if err != nil && err != io.EOF {
 			pr.err = err
@@ -436,9 +411,9 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 	for x := range pr.extSpans {
 		pr.extSpans[x] = pr.extSpans[x][:0]
 	}
-	loc := pr.cols[Loc]
+	loc := pr.cols[input.Loc]
 	total := 0
-	for len(b.Buf) < budget && total < maxBatchRows {
+	for len(b.Buf) < budget && total < input.MaxBatchRows {
 		if pr.left == 0 {
 			if err := pr.nextRowGroup(); err != nil {
 				if err == io.EOF {
@@ -448,18 +423,18 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 			}
 			continue
 		}
-		want := int(min(pr.left, int64(maxBatchRows-total)))
+		want := int(min(pr.left, int64(input.MaxBatchRows-total)))
 		if len(pr.lists) > 0 {
 			// A row's lists may be large (up to maxListBytes each): take
 			// one row at a time, so that the batch stops at its budget.
 			want = 1
 		}
 		var n int
-		b.Buf, pr.spans[Loc], n, err = loc.take(b.Buf, pr.spans[Loc], want, budget)
+		b.Buf, pr.spans[input.Loc], n, err = loc.take(b.Buf, pr.spans[input.Loc], want, budget)
 		if err != nil {
 			return pr.colErr(loc, err)
 		}
-		for c := Loc + 1; c < NumColumns; c++ {
+		for c := input.Loc + 1; c < input.NumColumns; c++ {
 			col := pr.cols[c]
 			if col == nil {
 				continue
@@ -482,15 +457,15 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 		pr.left -= int64(n)
 		total += n
 	}
-	for c := range NumColumns {
+	for c := range input.NumColumns {
 		if pr.cols[c] != nil {
-			setViews(b, c, pr.spans[c])
+			columnar.SetViews(b, c, pr.spans[c])
 		}
 	}
 	if len(pr.ext) > 0 {
-		b.setExt(pr.ext)
+		b.SetExt(pr.ext)
 		for x := range pr.extCols {
-			b.ExtFields[x] = appendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
+			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
 		}
 	}
 	for i := range total {
@@ -503,22 +478,22 @@ func (pr *ParquetReader) Fill(b *Batch, chunk int) (err error) {
 	return nil
 }
 
-func (pr *ParquetReader) colErr(c *pqColumn, err error) error {
+func (pr *Reader) colErr(c *pqColumn, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("column chunk ends before the row group's %d rows: %w", pr.pf.RowGroups()[pr.rg-1].NumRows(), io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("%s: row group %d, column %q: %w: %w", pr.name, pr.rg-1, c.name, ErrCorrupt, err)
+	return fmt.Errorf("%s: row group %d, column %q: %w: %w", pr.name, pr.rg-1, c.name, input.ErrCorrupt, err)
 }
 
 // nextRowGroup opens the column chunks of the next row group; io.EOF after
 // the last. A chunk must lie inside the file.
-func (pr *ParquetReader) nextRowGroup() error {
+func (pr *Reader) nextRowGroup() error {
 	groups := pr.pf.Metadata().RowGroups
 	for pr.rg < len(groups) {
 		g := &groups[pr.rg]
 		pr.rg++
 		if g.NumRows < 0 {
-			return fmt.Errorf("%s: row group %d: %w: %d rows", pr.name, pr.rg-1, ErrCorrupt, g.NumRows)
+			return fmt.Errorf("%s: row group %d: %w: %d rows", pr.name, pr.rg-1, input.ErrCorrupt, g.NumRows)
 		}
 		if g.NumRows == 0 {
 			continue
@@ -543,10 +518,10 @@ func (pr *ParquetReader) nextRowGroup() error {
 // openChunk starts c on its column chunk in row group g (pr.rg-1), which
 // holds at most values values (levels, for a list leaf; rows otherwise). The
 // chunk must lie inside the file.
-func (pr *ParquetReader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
+func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
 	i := c.leaf.Index()
 	if i < 0 || i >= len(g.Columns) {
-		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, ErrCorrupt)
+		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
 	}
 	md := &g.Columns[i].MetaData
 	start := md.DataPageOffset
@@ -555,7 +530,7 @@ func (pr *ParquetReader) openChunk(c *pqColumn, g *format.RowGroup, values int64
 	}
 	if start < 4 || md.TotalCompressedSize < 0 || md.TotalCompressedSize > pr.size-start {
 		return fmt.Errorf("%s: row group %d, column %q: %w: column chunk of %d bytes at %d in a file of %d bytes",
-			pr.name, pr.rg-1, c.name, ErrCorrupt, md.TotalCompressedSize, start, pr.size)
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 	}
 	c.page = pqpage.Page{}
 	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
@@ -564,14 +539,9 @@ func (pr *ParquetReader) openChunk(c *pqColumn, g *format.RowGroup, values int64
 
 func (c *pqColumn) close() { c.pages.Close() }
 
-// take appends the next want rows of the column to buf, their spans to
-// spans, and reports how many it took: fewer than want when budget >= 0 and
-// buf reached budget bytes, or when the column chunk ended (io.EOF). Every
-// turn of its loop delivers rows or reads a page (which consumes bytes of
-// the chunk), so it ends.
 // takeRows takes the values of exactly n rows of col, as views into buf:
 // fewer is a truncated column. Errors name the column.
-func (pr *ParquetReader) takeRows(col *pqColumn, buf []byte, spans []span, n int) ([]byte, []span, error) {
+func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
 	buf, spans, m, err := col.take(buf, spans, n, -1)
 	if err == nil && m < n {
 		err = io.ErrUnexpectedEOF
@@ -582,7 +552,12 @@ func (pr *ParquetReader) takeRows(col *pqColumn, buf []byte, spans []span, n int
 	return buf, spans, nil
 }
 
-func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []span, int, error) {
+// take appends the next want rows of the column to buf, their spans to
+// spans, and reports how many it took: fewer than want when budget >= 0 and
+// buf reached budget bytes, or when the column chunk ended (io.EOF). Every
+// turn of its loop delivers rows or reads a page (which consumes bytes of
+// the chunk), so it ends.
+func (c *pqColumn) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
 	took := 0
 	pg := &c.page
 	p := &c.pages
@@ -611,7 +586,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 				}
 				start := len(buf)
 				buf = append(buf, vals[at+4:at+4+int(l)]...)
-				spans = append(spans, span{uint32(start), uint32(len(buf))})
+				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 				at += 4 + int(l)
 				pg.R++
 				took++
@@ -636,7 +611,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 				}
 				start := len(buf)
 				buf = append(buf, vals[at:at+int(l)]...)
-				spans = append(spans, span{uint32(start), uint32(len(buf))})
+				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 				at += int(l)
 				pg.R++
 				took++
@@ -676,7 +651,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 		j := 0
 		for i := range k {
 			if lv != nil && lv[i] != uint32(c.maxDef) {
-				spans = append(spans, nullSpan)
+				spans = append(spans, columnar.NullSpan)
 				continue
 			}
 			var v []byte
@@ -692,7 +667,7 @@ func (c *pqColumn) take(buf []byte, spans []span, want, budget int) ([]byte, []s
 			}
 			start := len(buf)
 			buf = c.appendValue(buf, v)
-			spans = append(spans, span{uint32(start), uint32(len(buf))})
+			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 		}
 		pg.R += k
 		took += k
@@ -728,22 +703,22 @@ func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
 	case kindBytes:
 		return append(buf, v...)
 	case kindDate:
-		return appendDate(buf, int64(int32(le.Uint32(v))))
+		return columnar.AppendDate(buf, int64(int32(le.Uint32(v))))
 	case kindTimestamp:
-		return appendTimestamp(buf, int64(le.Uint64(v)), c.perSec, c.utc)
+		return columnar.AppendTimestamp(buf, int64(le.Uint64(v)), c.perSec, c.utc)
 	case kindInt96:
 		nanos := int64(le.Uint64(v))
 		days := int64(int32(le.Uint32(v[8:])))
 		const julianEpoch = 2440588 // the Julian day of 1970-01-01
-		return appendTimestamp(buf, (days-julianEpoch)*86400*unitNanos+nanos, unitNanos, true)
+		return columnar.AppendTimestamp(buf, (days-julianEpoch)*86400*columnar.Nanos+nanos, columnar.Nanos, true)
 	case kindFloat:
-		return appendFloat(buf, float64(math.Float32frombits(le.Uint32(v))), 32)
+		return columnar.AppendFloat(buf, float64(math.Float32frombits(le.Uint32(v))), 32)
 	case kindDouble:
-		return appendFloat(buf, math.Float64frombits(le.Uint64(v)), 64)
+		return columnar.AppendFloat(buf, math.Float64frombits(le.Uint64(v)), 64)
 	case kindDec32:
-		return appendDecimal(buf, int64(int32(le.Uint32(v))), c.scale)
+		return columnar.AppendDecimal(buf, int64(int32(le.Uint32(v))), c.scale)
 	case kindDec64:
-		return appendDecimal(buf, int64(le.Uint64(v)), c.scale)
+		return columnar.AppendDecimal(buf, int64(le.Uint64(v)), c.scale)
 	case kindInt32:
 		return strconv.AppendInt(buf, int64(int32(le.Uint32(v))), 10)
 	case kindInt64:
@@ -751,11 +726,11 @@ func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
 	case kindBool:
 		return strconv.AppendBool(buf, v[0] != 0)
 	case kindDecBytes:
-		n, ok := bigEndianInt(v)
+		n, ok := columnar.BigEndianInt(v)
 		if !ok {
-			return append(buf, invalidNumber...)
+			return append(buf, columnar.InvalidNumber...)
 		}
-		return appendDecimal(buf, n, c.scale)
+		return columnar.AppendDecimal(buf, n, c.scale)
 	}
 	return buf
 }

@@ -1,4 +1,4 @@
-package pipeline
+package csvscan
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
 // benchCSV returns a realistic URL export: a header, then rows of about 100
@@ -41,24 +43,24 @@ func BenchmarkCSVScanner(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		data []byte
-		opt  CSVOptions
+		opt  input.Options
 	}{
-		{"csv", benchCSV(100_000), CSVOptions{}},
-		{"lines", benchLines(100_000), CSVOptions{Lines: true}},
+		{"csv", benchCSV(100_000), input.Options{}},
+		{"lines", benchLines(100_000), input.Options{Lines: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			var batches [2]Batch
+			var batches [2]input.Batch
 			rd := bytes.NewReader(bc.data)
 			rows := int64(0)
 			b.SetBytes(int64(len(bc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
 				rd.Reset(bc.data)
-				sc := NewCSVScanner(rd, "bench.csv", bc.opt)
+				sc := NewScanner(rd, "bench.csv", bc.opt)
 				for k := 0; ; k++ {
 					batch := &batches[k%2]
-					batch.reset()
-					err := sc.Fill(batch, DefaultChunk)
+					batch.Reset()
+					err := sc.Fill(batch, input.DefaultChunk)
 					if err == io.EOF {
 						break
 					}

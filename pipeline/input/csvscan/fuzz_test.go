@@ -1,4 +1,4 @@
-package pipeline
+package csvscan
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
-// FuzzCSVScanner checks CSVScanner against encoding/csv (Comma ',',
+// FuzzCSVScanner checks Scanner against encoding/csv (Comma ',',
 // FieldsPerRecord -1, LazyQuotes false) as the oracle: for any input, either
 // both fail or both return the same records, at the same line numbers; the
 // rows before an error must agree too, and so must the place of a quote error.
@@ -84,9 +86,9 @@ func FuzzCSVScanner(f *testing.F) {
 		recs, lines, oerr := oracle(in)
 		want := make([]string, 0, len(recs))
 		for i, rec := range recs[min(1, len(recs)):] {
-			want = append(want, oracleRow(lines[i+1], rec, [NumColumns]int{0, 1, 2, 3}))
+			want = append(want, oracleRow(lines[i+1], rec, [input.NumColumns]int{0, 1, 2, 3}))
 		}
-		got, err := scanAll(t, reader(in), CSVOptions{}, c)
+		got, err := scanAll(t, reader(in), input.Options{}, c)
 		compare(t, "fixed header", got, err, want, oerr)
 
 		// 2. The input decides: header or not.
@@ -96,8 +98,8 @@ func FuzzCSVScanner(f *testing.F) {
 		var wantErr error = oerr
 		if len(recs) > 0 {
 			cols, isHeader := mapOracle(recs[0])
-			if isHeader && cols[Loc] < 0 {
-				recs, wantErr = nil, ErrNoLocColumn
+			if isHeader && cols[input.Loc] < 0 {
+				recs, wantErr = nil, input.ErrNoColumn
 			}
 			if isHeader {
 				recs, lines = recs[min(1, len(recs)):], lines[1:]
@@ -106,10 +108,10 @@ func FuzzCSVScanner(f *testing.F) {
 				want = append(want, oracleRow(lines[i], rec, cols))
 			}
 		}
-		got, err = scanAll(t, reader(data), CSVOptions{}, c)
+		got, err = scanAll(t, reader(data), input.Options{}, c)
 		compare(t, "header detection", got, err, want, wantErr)
-		if wantErr == ErrNoLocColumn && !errors.Is(err, ErrNoLocColumn) {
-			t.Fatalf("header detection: error %v, want ErrNoLocColumn", err)
+		if wantErr == input.ErrNoColumn && !errors.Is(err, input.ErrNoColumn) {
+			t.Fatalf("header detection: error %v, want input.ErrNoColumn", err)
 		}
 
 		// 3. Lines mode.
@@ -120,7 +122,7 @@ func FuzzCSVScanner(f *testing.F) {
 				want = append(want, fmt.Sprintf("%d %q nil nil nil", i+1, l))
 			}
 		}
-		got, err = scanAll(t, reader(data), CSVOptions{Lines: true}, c)
+		got, err = scanAll(t, reader(data), input.Options{Lines: true}, c)
 		compare(t, "lines", got, err, want, nil)
 	})
 }
@@ -145,10 +147,10 @@ func oracle(in []byte) (recs [][]string, lines []int, err error) {
 }
 
 // mapOracle is the header rule, written independently of the scanner's.
-func mapOracle(first []string) (cols [NumColumns]int, isHeader bool) {
+func mapOracle(first []string) (cols [input.NumColumns]int, isHeader bool) {
 	f := strings.ToLower(strings.TrimLeft(first[0], " \t"))
 	if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
-		return [NumColumns]int{0, 1, 2, 3}, false
+		return [input.NumColumns]int{0, 1, 2, 3}, false
 	}
 	for c, name := range []string{"loc", "lastmod", "changefreq", "priority"} {
 		cols[c] = -1
@@ -163,7 +165,7 @@ func mapOracle(first []string) (cols [NumColumns]int, isHeader bool) {
 }
 
 // oracleRow renders an oracle record as fmtRow renders a row.
-func oracleRow(line int, rec []string, cols [NumColumns]int) string {
+func oracleRow(line int, rec []string, cols [input.NumColumns]int) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%d", line)
 	for _, k := range cols {
@@ -190,7 +192,7 @@ func compare(t *testing.T, check string, got []string, err error, want []string,
 	var pe *ParseError
 	var ope *csv.ParseError
 	if !errors.As(werr, &ope) {
-		return // ErrNoLocColumn
+		return // input.ErrNoColumn
 	}
 	if !errors.As(err, &pe) || !errors.Is(err, ErrQuote) {
 		t.Fatalf("%s: error %v, encoding/csv: %v", check, err, werr)

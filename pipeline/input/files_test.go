@@ -1,9 +1,10 @@
-package pipeline
+package input_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	_ "github.com/sitemapgen/sitemapgen/pipeline/input/csvscan" // the stream format
+	_ "github.com/sitemapgen/sitemapgen/pipeline/input/pqread"  // a format read by position
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
 // TestInputsOpenedOnce: the probe and the read open a regular file each, but
@@ -45,26 +51,52 @@ func TestInputsOpenedOnce(t *testing.T) {
 
 	var mu sync.Mutex
 	opens := map[string]int{}
-	openFile = func(name string) (*os.File, error) {
+	input.SetOpenFile(t.Cleanup, func(name string) (*os.File, error) {
 		mu.Lock()
 		opens[name]++
 		mu.Unlock()
 		return os.Open(name)
-	}
-	t.Cleanup(func() { openFile = os.Open })
+	})
 
-	rep, set, _ := runTo(t, Config{Inputs: []string{regular, fifo}})
-	if rep.Rows != n+2 || rep.URLs != n+2 {
-		t.Errorf("rows=%d urls=%d, want %d each", rep.Rows, rep.URLs, n+2)
+	// As a run reads them: expand, probe, then open and read each.
+	files, err := input.Expand([]string{regular, fifo})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, err := input.Probe(context.Background(), files, nil, input.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer input.Release(files)
 	var got []string
-	for _, s := range set.Shards {
-		for _, u := range s.URLs {
-			got = append(got, strings.TrimPrefix(u.Loc, "https://www.example.com/")+" "+u.Lastmod)
+	var rows int64
+	for i := range files {
+		src, err := input.Open(&files[i], nil, input.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b input.Batch
+		for {
+			b.Reset()
+			if err := src.Fill(&b, 0); err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				break
+			}
+			for k := range b.Len() {
+				got = append(got, strings.TrimPrefix(string(b.Field(input.Loc, k)), "https://www.example.com/")+" "+string(b.Field(input.Lastmod, k)))
+			}
+		}
+		rows += src.Rows()
+		if err := src.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
+	if rows != n+2 {
+		t.Errorf("rows=%d, want %d", rows, n+2)
+	}
 	if len(got) != n+2 || got[0] != "a1 " || got[2] != "b0 2024-01-02" || got[n+1] != fmt.Sprintf("b%d 2024-01-02", n-1) {
-		t.Errorf("%d URLs published; first %q", len(got), got[:min(len(got), 3)])
+		t.Errorf("%d rows read; first %q", len(got), got[:min(len(got), 3)])
 	}
 	if opens[fifo] != 1 {
 		t.Errorf("the FIFO was opened %d times, want 1", opens[fifo])
@@ -81,7 +113,7 @@ func TestColumnarInputMustBeRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := expandInputs([]string{fifo})
+	_, err := input.Expand([]string{fifo})
 	if err == nil || !strings.Contains(err.Error(), "must be a regular file") {
 		t.Fatalf("err = %v, want a Parquet input that must be a regular file", err)
 	}
@@ -94,14 +126,14 @@ func TestFIFOWithoutWriterHonoursCancel(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	files, err := expandInputs([]string{fifo})
+	files, err := input.Expand([]string{fifo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = probeNamespaces(ctx, files, nil, CSVOptions{})
+	_, err = input.Probe(ctx, files, nil, input.Options{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the context's", err)
 	}

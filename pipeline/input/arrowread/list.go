@@ -1,4 +1,4 @@
-package pipeline
+package arrowread
 
 import (
 	"errors"
@@ -10,11 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
 // arrowList reads a list extension column of an Arrow input (images:
 // list<string>; alternates, videos: list<struct<…>>; also large_list; see
-// list.go). It walks the record batch's arrays in place, through the list
+// columnar.IsListKind). It walks the record batch's arrays in place, through the list
 // offsets and the struct's child arrays, and packs each row's list into
 // Batch.Buf (the record batch does not outlive the next one).
 type arrowList struct {
@@ -31,7 +33,7 @@ type arrowListField struct {
 }
 
 // addList maps field i of the schema, f, named like the list column x.
-func (ar *ArrowReader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
+func (ar *Reader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
 	al, err := newArrowList(x.Kind, f)
 	if err != nil {
 		return err
@@ -47,7 +49,7 @@ func (ar *ArrowReader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
 }
 
 // list returns the list reader of extension column x, or nil.
-func (ar *ArrowReader) list(x int) *arrowList {
+func (ar *Reader) list(x int) *arrowList {
 	if x < len(ar.lists) {
 		return ar.lists[x]
 	}
@@ -67,7 +69,7 @@ func arrowListElem(t arrow.DataType) (arrow.DataType, bool) {
 
 func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
 	typeErr := func(what string) error {
-		return fmt.Errorf("column %q: %w %s; want %s", f.Name, ErrColumnType, what, listShape(k))
+		return fmt.Errorf("column %q: %w %s; want %s", f.Name, input.ErrColumnType, what, columnar.ListShape(k))
 	}
 	elem, ok := arrowListElem(f.Type)
 	if !ok {
@@ -75,7 +77,7 @@ func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
 	}
 	al := &arrowList{kind: k}
 	if k == encode.ExtImageList {
-		if checkArrowType(Changefreq, arrow.Field{Name: f.Name, Type: elem}) != nil {
+		if checkArrowType(input.Changefreq, arrow.Field{Name: f.Name, Type: elem}) != nil {
 			return nil, typeErr(f.Type.String())
 		}
 		return al, nil
@@ -87,18 +89,18 @@ func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
 	var names []string
 	for i, sf := range st.Fields() {
 		names = append(names, sf.Name)
-		tag, like, ok := structFieldTag(k, sf.Name)
+		tag, like, ok := columnar.StructFieldTag(k, sf.Name)
 		if !ok {
 			continue // unknown fields are ignored, like other columns
 		}
 		af := arrowListField{idx: i, tag: tag}
 		if e, isList := arrowListElem(sf.Type); isList && like == encode.ExtVideoTag {
 			af.list = true
-			if checkArrowType(Changefreq, arrow.Field{Name: sf.Name, Type: e}) != nil {
-				return nil, fmt.Errorf("column %q, field %q: %w %s; want a string or a list of strings", f.Name, sf.Name, ErrColumnType, sf.Type)
+			if checkArrowType(input.Changefreq, arrow.Field{Name: sf.Name, Type: e}) != nil {
+				return nil, fmt.Errorf("column %q, field %q: %w %s; want a string or a list of strings", f.Name, sf.Name, input.ErrColumnType, sf.Type)
 			}
 		} else if err := checkArrowExtType(like, arrow.Field{Name: sf.Name, Type: sf.Type}); err != nil {
-			return nil, fmt.Errorf("column %q, field %q: %w %s", f.Name, sf.Name, ErrColumnType, sf.Type)
+			return nil, fmt.Errorf("column %q, field %q: %w %s", f.Name, sf.Name, input.ErrColumnType, sf.Type)
 		}
 		al.fields = append(al.fields, af)
 	}
@@ -112,10 +114,10 @@ var errListOffsets = errors.New("list offsets out of range")
 
 // take appends rows from..from+n of the list array arr to buf, packed,
 // and their spans to spans.
-func (al *arrowList) take(buf []byte, spans []span, arr arrow.Array, from, n int) ([]byte, []span, error) {
+func (al *arrowList) take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n int) ([]byte, []columnar.Span, error) {
 	ll, ok := arr.(array.ListLike)
 	if !ok {
-		return buf, spans, fmt.Errorf("%w %s", ErrColumnType, arr.DataType())
+		return buf, spans, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 	}
 	if ll.Len() < from+n {
 		return buf, spans, errArrowLength
@@ -124,7 +126,7 @@ func (al *arrowList) take(buf []byte, spans []span, arr arrow.Array, from, n int
 	var st *array.Struct
 	if al.kind != encode.ExtImageList {
 		if st, ok = vals.(*array.Struct); !ok || st.NumField() <= al.fields[len(al.fields)-1].idx {
-			return buf, spans, fmt.Errorf("%w %s", ErrColumnType, arr.DataType())
+			return buf, spans, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 		}
 		al.arrs = al.arrs[:0]
 		for _, f := range al.fields {
@@ -133,7 +135,7 @@ func (al *arrowList) take(buf []byte, spans []span, arr arrow.Array, from, n int
 				return buf, spans, errArrowLength
 			}
 			if _, ok := fa.(array.ListLike); f.list && !ok {
-				return buf, spans, fmt.Errorf("%w %s", ErrColumnType, fa.DataType())
+				return buf, spans, fmt.Errorf("%w %s", input.ErrColumnType, fa.DataType())
 			}
 			al.arrs = append(al.arrs, fa)
 		}
@@ -141,7 +143,7 @@ func (al *arrowList) take(buf []byte, spans []span, arr arrow.Array, from, n int
 	var err error
 	for i := from; i < from+n; i++ {
 		if ll.IsNull(i) {
-			spans = append(spans, nullSpan)
+			spans = append(spans, columnar.NullSpan)
 			continue
 		}
 		start := len(buf)
@@ -186,7 +188,7 @@ func (al *arrowList) take(buf []byte, spans []span, arr arrow.Array, from, n int
 			}
 			buf = encode.ClosePacked(buf, at)
 		}
-		spans = append(spans, span{uint32(start), uint32(len(buf))})
+		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 	}
 	return buf, spans, nil
 }
@@ -230,27 +232,27 @@ func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error)
 	case *array.Boolean:
 		return strconv.AppendBool(buf, a.Value(j)), nil
 	case *array.Float32:
-		return appendFloat(buf, float64(a.Value(j)), 32), nil
+		return columnar.AppendFloat(buf, float64(a.Value(j)), 32), nil
 	case *array.Float64:
-		return appendFloat(buf, a.Value(j), 64), nil
+		return columnar.AppendFloat(buf, a.Value(j), 64), nil
 	case *array.Date32:
-		return appendDate(buf, int64(a.Value(j))), nil
+		return columnar.AppendDate(buf, int64(a.Value(j))), nil
 	case *array.Date64:
-		return appendDate(buf, daysFromMillis(int64(a.Value(j)))), nil
+		return columnar.AppendDate(buf, columnar.DaysFromMillis(int64(a.Value(j)))), nil
 	case *array.Timestamp:
 		t := a.DataType().(*arrow.TimestampType)
-		perSec := arrowPerSec(t.Unit)
+		perSec := columnar.ArrowPerSec(t.Unit)
 		if perSec == 0 {
 			return buf, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
 		}
-		return appendTimestamp(buf, int64(a.Value(j)), perSec, t.TimeZone != ""), nil
+		return columnar.AppendTimestamp(buf, int64(a.Value(j)), perSec, t.TimeZone != ""), nil
 	case *array.Decimal128:
 		v := a.Value(j)
 		lo, hi := int64(v.LowBits()), v.HighBits()
 		if hi != lo>>63 {
-			return append(buf, invalidNumber...), nil
+			return append(buf, columnar.InvalidNumber...), nil
 		}
-		return appendDecimal(buf, lo, int(a.DataType().(*arrow.Decimal128Type).Scale)), nil
+		return columnar.AppendDecimal(buf, lo, int(a.DataType().(*arrow.Decimal128Type).Scale)), nil
 	case *array.Dictionary:
 		d := a.Dictionary()
 		k := a.GetValueIndex(j)
@@ -262,5 +264,5 @@ func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error)
 		}
 		return appendArrowValue(buf, d, k, depth+1)
 	}
-	return buf, fmt.Errorf("%w %s", ErrColumnType, arr.DataType())
+	return buf, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 }

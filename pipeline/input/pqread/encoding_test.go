@@ -1,4 +1,4 @@
-package pipeline
+package pqread
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 // deltaRow exercises the encodings and codecs parquet-go writes on request:
@@ -34,7 +37,7 @@ func TestParquetEncodings(t *testing.T) {
 	const n = 5000
 	freqs := []string{"daily", "weekly", "monthly"}
 	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
-	var want [][NumColumns]string
+	var want [][input.NumColumns]string
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[deltaRow](&buf, parquet.PageBufferSize(2048), parquet.MaxRowsPerRowGroup(1700))
 	for i := range n {
@@ -42,14 +45,14 @@ func TestParquetEncodings(t *testing.T) {
 			Loc:     fmt.Sprintf("https://www.example.com/catalog/item-%06d?ref=%d", i*7, i%13),
 			Lastmod: base.Add(time.Duration(i*i) * time.Millisecond * 997),
 		}
-		exp := [NumColumns]string{r.Loc, r.Lastmod.Format("2006-01-02T15:04:05.999Z07:00"), "", ""}
+		exp := [input.NumColumns]string{r.Loc, r.Lastmod.Format("2006-01-02T15:04:05.999Z07:00"), "", ""}
 		if i%3 != 0 {
 			f := freqs[i%len(freqs)]
-			r.Changefreq, exp[Changefreq] = &f, f
+			r.Changefreq, exp[input.Changefreq] = &f, f
 		}
 		if i%5 != 0 {
 			p := float64(i%11) / 10
-			r.Priority, exp[Priority] = &p, strconv.FormatFloat(p, 'f', -1, 64)
+			r.Priority, exp[input.Priority] = &p, strconv.FormatFloat(p, 'f', -1, 64)
 		}
 		if _, err := w.Write([]deltaRow{r}); err != nil {
 			t.Fatal(err)
@@ -59,7 +62,9 @@ func TestParquetEncodings(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkRows(t, buf.Bytes(), want)
+	checkRows(t, buf.Bytes(), want,
+		[]string{"[DELTA_BYTE_ARRAY]", "[DELTA_BINARY_PACKED]", "[PLAIN RLE]", "[PLAIN RLE]"},
+		[]string{"ZSTD", "GZIP", "UNCOMPRESSED", "BROTLI"})
 
 	want = want[:0]
 	buf.Reset()
@@ -70,10 +75,10 @@ func TestParquetEncodings(t *testing.T) {
 			Changefreq: freqs[i%2],
 			Priority:   float32(i%4) / 4,
 		}
-		exp := [NumColumns]string{r.Loc, "", r.Changefreq, strconv.FormatFloat(float64(r.Priority), 'f', -1, 32)}
+		exp := [input.NumColumns]string{r.Loc, "", r.Changefreq, strconv.FormatFloat(float64(r.Priority), 'f', -1, 32)}
 		if i%4 != 1 {
 			s := fmt.Sprintf("2024-01-%02d", 1+i%28)
-			r.Lastmod, exp[Lastmod] = &s, s
+			r.Lastmod, exp[input.Lastmod] = &s, s
 		}
 		if _, err := w2.Write([]dictRow{r}); err != nil {
 			t.Fatal(err)
@@ -83,24 +88,33 @@ func TestParquetEncodings(t *testing.T) {
 	if err := w2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkRows(t, buf.Bytes(), want)
+	checkRows(t, buf.Bytes(), want,
+		[]string{"[PLAIN RLE_DICTIONARY]", "[PLAIN RLE RLE_DICTIONARY]", "[PLAIN]", "[PLAIN]"},
+		[]string{"LZ4_RAW", "SNAPPY", "SNAPPY", "LZ4_RAW"})
 }
 
-func checkRows(t *testing.T, data []byte, want [][NumColumns]string) {
+// checkRows reads data back and checks every row against want, after
+// checking that the first row group's columns were written with the
+// encodings and codecs named (a writer that stops emitting one would leave
+// its decoder untested).
+func checkRows(t *testing.T, data []byte, want [][input.NumColumns]string, encs, codecs []string) {
 	t.Helper()
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var encs, codecs []string
-	for _, g := range pf.Metadata().RowGroups[:1] {
-		for _, c := range g.Columns {
-			encs = append(encs, fmt.Sprint(c.MetaData.Encoding))
-			codecs = append(codecs, c.MetaData.Codec.String())
-		}
+	var gotEncs, gotCodecs []string
+	for _, c := range pf.Metadata().RowGroups[0].Columns {
+		gotEncs = append(gotEncs, fmt.Sprint(c.MetaData.Encoding))
+		gotCodecs = append(gotCodecs, c.MetaData.Codec.String())
 	}
-	t.Logf("%d row groups; encodings %v; codecs %v", len(pf.Metadata().RowGroups), encs, codecs)
-	pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "enc.parquet", ColumnOptions{})
+	if len(pf.Metadata().RowGroups) < 2 {
+		t.Errorf("%d row groups, want several", len(pf.Metadata().RowGroups))
+	}
+	if fmt.Sprint(gotEncs) != fmt.Sprint(encs) || fmt.Sprint(gotCodecs) != fmt.Sprint(codecs) {
+		t.Fatalf("encodings %v, codecs %v; want %v, %v", gotEncs, gotCodecs, encs, codecs)
+	}
+	pr, err := NewReader(bytes.NewReader(data), int64(len(data)), "enc.parquet", input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +122,7 @@ func checkRows(t *testing.T, data []byte, want [][NumColumns]string) {
 	row := 0
 	next := int64(1)
 	for {
-		var b Batch
+		var b input.Batch
 		err := pr.Fill(&b, 3000)
 		if errors.Is(err, io.EOF) {
 			break
@@ -116,9 +130,9 @@ func checkRows(t *testing.T, data []byte, want [][NumColumns]string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		next = checkBatch(t, &b, next)
+		next = inputtest.CheckBatch(t, &b, next)
 		for i := range b.Len() {
-			for c := range NumColumns {
+			for c := range input.NumColumns {
 				if got := string(b.Fields[c][i]); got != want[row][c] {
 					t.Fatalf("row %d column %d: %q, want %q", row+1, c, got, want[row][c])
 				}

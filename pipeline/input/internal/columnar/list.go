@@ -1,42 +1,23 @@
-package pipeline
+package columnar
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 )
 
-// List extension columns of the columnar inputs: images (a list of
+// The list extension columns of the columnar inputs: images (a list of
 // strings), alternates and videos (lists of structs). A reader packs a
 // row's list into one value in Batch.Buf (see encode.AppendPacked and
 // encode.OpenField); the encoder unpacks it.
 
-var (
-	errAlternateList = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the alternate columns alternate:<hreflang> (and media-alternate)", ErrColumnType, "alternates")
-	errVideoList     = fmt.Errorf("%w: a %q column is a list, which CSV cannot hold: give one video per row in video:thumbnail_loc, video:title, … columns", ErrColumnType, "videos")
-)
-
-// isListKind reports whether k is read from a list column.
-func isListKind(k encode.ExtKind) bool {
+// IsListKind reports whether k is read from a list column.
+func IsListKind(k encode.ExtKind) bool {
 	return k == encode.ExtImageList || k == encode.ExtAlternateList || k == encode.ExtVideoList
 }
 
-// csvListError is the error for a list column in a CSV header, or nil.
-func csvListError(k encode.ExtKind) error {
-	switch k {
-	case encode.ExtImageList:
-		return errImageList
-	case encode.ExtAlternateList:
-		return errAlternateList
-	case encode.ExtVideoList:
-		return errVideoList
-	}
-	return nil
-}
-
-// listShape describes the list a kind wants, for errors.
-func listShape(k encode.ExtKind) string {
+// ListShape describes the list a kind wants, for errors.
+func ListShape(k encode.ExtKind) string {
 	switch k {
 	case encode.ExtImageList:
 		return "a list of strings (Parquet LIST<STRING>, Arrow list<string>)"
@@ -46,11 +27,11 @@ func listShape(k encode.ExtKind) string {
 	return "a list of structs with fields named like the video:* columns (thumbnail_loc, title, description, content_loc, player_loc, duration, …, tag as a list of strings)"
 }
 
-// structFieldTag returns the record tag of a struct field of a list of
+// StructFieldTag returns the record tag of a struct field of a list of
 // kind k (alternates: hreflang, href, media; videos: a video element name
 // without the video: prefix), and the extension kind whose column types it
 // accepts; ok is false for a field sitemapgen does not know (ignored).
-func structFieldTag(k encode.ExtKind, name string) (tag byte, like encode.ExtKind, ok bool) {
+func StructFieldTag(k encode.ExtKind, name string) (tag byte, like encode.ExtKind, ok bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	switch k {
 	case encode.ExtAlternateList:

@@ -1,4 +1,8 @@
-package pipeline
+// Package arrowread reads Arrow IPC inputs, the file format (.arrow,
+// .feather v2) and the stream format (.arrows, .ipc), into batches: arrow-go
+// decodes the record batches from messages internal/arrowmsg has read and
+// checked first.
+package arrowread
 
 import (
 	"bufio"
@@ -14,14 +18,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/arrowmsg"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
-// ArrowReader reads the rows of an Arrow IPC input, the file format
+// Reader reads the rows of an Arrow IPC input, the file format
 // (.arrow, .feather v2) or the stream format (.arrows), one record batch at a
 // time, copying the values of the mapped columns from the record batch's
 // arrays into the Batch's Buf without allocating per row.
 //
-// Columns are found by name (exact, else case-insensitive). loc and
+// Columns are found as input.Options.Map says. loc and
 // changefreq are string or binary arrays (also large, view and
 // dictionary-encoded); lastmod is a string, a date32/date64 (written
 // YYYY-MM-DD) or a timestamp of any unit (written YYYY-MM-DDThh:mm:ss[.f],
@@ -29,43 +36,45 @@ import (
 // without one, so read in --lastmod-tz, when it has none); priority is a
 // float32, float64, decimal128 or a string. A null is an absent field. The
 // list extension columns images, alternates and videos are list or
-// large_list columns (arrow_list.go).
+// large_list columns (arrowList).
 //
 // arrow-go decodes the messages, which sitemapgen reads and checks first
-// (arrow_guard.go): nothing a corrupt input claims (lengths, counts,
+// (arrowmsg.Reader): nothing a corrupt input claims (lengths, counts,
 // decompressed sizes) is allocated before it is checked against the input
 // and the limits there, so a damaged file costs memory in proportion to its
-// size, and at most maxArrowBatch per record batch.
+// size, and at most a bounded amount per record batch.
 //
 // Batch.Line holds the 1-based row number of each row in the file.
-type ArrowReader struct {
+type Reader struct {
 	name  string
 	file  *os.File
 	sr    *ipc.Reader // over arrowMessages: the file or the stream format
 	next  int         // next record batch
 	rec   arrow.RecordBatch
 	pos   int // next row of rec
-	cols  [NumColumns]int
+	cols  [input.NumColumns]int
 	rows  int64
 	err   error
-	spans [NumColumns][]span
+	spans [input.NumColumns][]columnar.Span
 
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
 	extCols  []int              // their field indexes
-	extSpans [][]span
-	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrow_list.go
+	extSpans [][]columnar.Span
+	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrowList
 }
 
-// arrowMagic opens the Arrow IPC file format (the stream format has none).
-const arrowMagic = "ARROW1"
-
-// OpenArrow opens the Arrow IPC file or stream name and maps its columns.
-func OpenArrow(name string, opt ColumnOptions) (*ArrowReader, error) {
+// Open opens the Arrow IPC file or stream name and maps its columns.
+func Open(name string, opt input.Options) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	ar, err := NewArrowReader(f, name, opt)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ar, err := NewReader(f, fi.Size(), name, opt)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -74,66 +83,49 @@ func OpenArrow(name string, opt ColumnOptions) (*ArrowReader, error) {
 	return ar, nil
 }
 
-// NewArrowReader reads the Arrow IPC input in r, an input named source, in
-// the file format when it starts with the Arrow file magic, else in the
-// stream format. Errors name the source and wrap ErrCorrupt, ErrNoColumn or
-// ErrColumnType.
-func NewArrowReader(r io.ReadSeeker, source string, opt ColumnOptions) (ar *ArrowReader, err error) {
+// NewReader reads the Arrow IPC input of size bytes in r, an input
+// named source, in the file format when it starts with the Arrow file
+// magic, else in the stream format. Errors name the source and wrap
+// input.ErrCorrupt, input.ErrNoColumn or input.ErrColumnType.
+func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar *Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			ar, err = nil, fmt.Errorf("%s: %w: %v", source, ErrCorrupt, p)
+			ar, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
-	ar = &ArrowReader{name: source}
-	size, err := r.Seek(0, io.SeekEnd)
-	if err != nil {
-		size = -1 // a stream of unknown size: the limits alone bound what it claims
-	}
-	var magic [len(arrowMagic)]byte
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
-	}
-	n, _ := io.ReadFull(r, magic[:])
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
-	}
-	// arrow-go decodes the messages, read and checked by arrowMessages
-	// (arrow_guard.go): it allocates what a message claims.
-	var msgs *arrowMessages
+	ar = &Reader{name: source}
+	var magic [len(arrowmsg.FileMagic)]byte
+	n, _ := r.ReadAt(magic[:], 0)
+	// arrow-go decodes the messages, read and checked by arrowmsg.Reader:
+	// it allocates what a message claims.
+	var msgs *arrowmsg.Reader
 	what := "not a readable Arrow IPC file or stream"
-	if string(magic[:n]) == arrowMagic {
+	if string(magic[:n]) == arrowmsg.FileMagic {
 		what = "not a readable Arrow IPC file"
-		ra, ok := r.(io.ReaderAt)
-		if !ok || size < 0 {
-			return nil, fmt.Errorf("%s: the Arrow file format needs a file, not a stream", source)
-		}
-		if msgs, err = newArrowFile(ra, size); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w: %w", source, what, ErrCorrupt, err)
+		if msgs, err = arrowmsg.NewFile(r, size); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w: %w", source, what, input.ErrCorrupt, err)
 		}
 	} else {
-		buf := 1 << 20
-		if size >= 0 {
-			buf = int(max(16, min(size, 1<<20)))
-		}
-		msgs = newArrowStream(bufio.NewReaderSize(r, buf), size)
+		buf := int(max(16, min(size, 1<<20)))
+		msgs = arrowmsg.NewStream(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), buf), size)
 	}
 	ar.sr, err = ipc.NewReaderFromMessageReader(msgs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w: %w", source, what, ErrCorrupt, err)
+		return nil, fmt.Errorf("%s: %s: %w: %w", source, what, input.ErrCorrupt, err)
 	}
 	fields := ar.sr.Schema().Fields()
 	have := make([]string, len(fields))
 	for i, f := range fields {
 		have[i] = f.Name
 	}
-	names, mapped := opt.names()
-	for c := range NumColumns {
+	m, merr := opt.Map(have)
+	for c := range input.NumColumns {
 		ar.cols[c] = -1
-		i := findField(have, names[c])
+		i := m.Index[c]
 		if i < 0 {
-			if err := missingColumn(source, c, names[c], mapped[c], have); err != nil {
+			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
 				ar.Close()
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", source, merr)
 			}
 			continue
 		}
@@ -155,7 +147,7 @@ next:
 		if !ok {
 			continue
 		}
-		if isListKind(x.Kind) {
+		if columnar.IsListKind(x.Kind) {
 			if err := ar.addList(x, i, f); err != nil {
 				ar.Close()
 				return nil, fmt.Errorf("%s: %w", source, err)
@@ -174,14 +166,14 @@ next:
 }
 
 // Extensions returns the extension columns of the input.
-func (ar *ArrowReader) Extensions() []encode.ExtColumn { return ar.ext }
+func (ar *Reader) Extensions() []encode.ExtColumn { return ar.ext }
 
 // checkArrowExtType reports whether field f can be read as an extension
-// column of kind k: as the core field extLike(k) can, or as an integer
+// column of kind k: as the core field columnar.ExtLike(k) can, or as an integer
 // (video:duration, video:view_count) or a boolean (mobile and the yes/no
 // video elements).
 func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
-	err := checkArrowType(extLike(k), f)
+	err := checkArrowType(columnar.ExtLike(k), f)
 	if err == nil {
 		return nil
 	}
@@ -198,22 +190,8 @@ func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
 	return err
 }
 
-func findField(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	for i, n := range names {
-		if strings.EqualFold(n, name) {
-			return i
-		}
-	}
-	return -1
-}
-
 // checkArrowType reports whether field f can be read as field c.
-func checkArrowType(c Column, f arrow.Field) error {
+func checkArrowType(c input.Column, f arrow.Field) error {
 	t := f.Type
 	if d, ok := t.(*arrow.DictionaryType); ok {
 		t = d.ValueType
@@ -223,18 +201,18 @@ func checkArrowType(c Column, f arrow.Field) error {
 	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW:
 		ok = true
 	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
-		ok = c == Lastmod
+		ok = c == input.Lastmod
 	case arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
-		ok = c == Priority
+		ok = c == input.Priority
 	}
 	if ok {
 		return nil
 	}
-	want := map[Column]string{
-		Loc:        "want a string or binary",
-		Changefreq: "want a string or binary",
-		Lastmod:    "want a string, date or timestamp",
-		Priority:   "want float, double, decimal128 or a string",
+	want := map[input.Column]string{
+		input.Loc:        "want a string or binary",
+		input.Changefreq: "want a string or binary",
+		input.Lastmod:    "want a string, date or timestamp",
+		input.Priority:   "want float, double, decimal128 or a string",
 	}[c]
 	what := f.Type.String()
 	if _, nested := t.(arrow.NestedType); nested {
@@ -242,14 +220,14 @@ func checkArrowType(c Column, f arrow.Field) error {
 	} else {
 		what += "; " + want
 	}
-	return fmt.Errorf("column %q (%s field): %w %s", f.Name, defaultColumnNames[c], ErrColumnType, what)
+	return fmt.Errorf("column %q (%s field): %w %s", f.Name, input.DefaultNames[c], input.ErrColumnType, what)
 }
 
 // Rows reports the rows handed out so far.
-func (ar *ArrowReader) Rows() int64 { return ar.rows }
+func (ar *Reader) Rows() int64 { return ar.rows }
 
 // Close releases the input.
-func (ar *ArrowReader) Close() error {
+func (ar *Reader) Close() error {
 	if ar.sr != nil {
 		ar.sr.Release()
 		ar.sr = nil
@@ -264,12 +242,12 @@ func (ar *ArrowReader) Close() error {
 }
 
 // nextRecord makes the next non-empty record batch current; io.EOF after the last.
-func (ar *ArrowReader) nextRecord() error {
+func (ar *Reader) nextRecord() error {
 	for {
 		ar.rec, ar.pos = nil, 0
 		if !ar.sr.Next() {
 			if err := ar.sr.Err(); err != nil {
-				return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next, ErrCorrupt, err)
+				return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next, input.ErrCorrupt, err)
 			}
 			return io.EOF
 		}
@@ -282,21 +260,21 @@ func (ar *ArrowReader) nextRecord() error {
 }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
-// until about chunk bytes are in b.Buf (chunk <= 0: DefaultChunk) or the
+// until about chunk bytes are in b.Buf (chunk <= 0: input.DefaultChunk) or the
 // input ends; b.Line[i] is the 1-based row number in the file. It returns
 // io.EOF when the input is exhausted and it added no rows; errors name the
-// file and record batch, wrap ErrCorrupt, and are sticky. A panic of the
+// file and record batch, wrap input.ErrCorrupt, and are sticky. A panic of the
 // Arrow library on a corrupt input is returned as such an error.
-func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
+func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
 	if ar.err != nil {
 		return ar.err
 	}
 	if chunk <= 0 {
-		chunk = DefaultChunk
+		chunk = input.DefaultChunk
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: record batch %d: %w: %v", ar.name, ar.next-1, ErrCorrupt, p)
+			err = fmt.Errorf("%s: record batch %d: %w: %v", ar.name, ar.next-1, input.ErrCorrupt, p)
 		}
 		if err != nil && err != io.EOF {
 			ar.err = err
@@ -311,7 +289,7 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 		ar.extSpans[x] = ar.extSpans[x][:0]
 	}
 	total := 0
-	for len(b.Buf) < budget && total < maxBatchRows {
+	for len(b.Buf) < budget && total < input.MaxBatchRows {
 		if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
 			if err := ar.nextRecord(); err != nil {
 				if err == io.EOF {
@@ -320,13 +298,13 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 				return err
 			}
 		}
-		want := min(int(ar.rec.NumRows())-ar.pos, maxBatchRows-total)
+		want := min(int(ar.rec.NumRows())-ar.pos, input.MaxBatchRows-total)
 		var n int
-		b.Buf, ar.spans[Loc], n, err = takeArrow(b.Buf, ar.spans[Loc], ar.rec.Column(ar.cols[Loc]), ar.pos, want, budget)
+		b.Buf, ar.spans[input.Loc], n, err = takeArrow(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
 		if err != nil {
-			return ar.colErr(Loc, err)
+			return ar.colErr(input.Loc, err)
 		}
-		for c := Loc + 1; c < NumColumns; c++ {
+		for c := input.Loc + 1; c < input.NumColumns; c++ {
 			if ar.cols[c] < 0 {
 				continue
 			}
@@ -342,21 +320,21 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 				b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, ErrCorrupt, err)
+				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
 			}
 		}
 		ar.pos += n
 		total += n
 	}
 	if len(ar.ext) > 0 {
-		b.setExt(ar.ext)
+		b.SetExt(ar.ext)
 		for x := range ar.extCols {
-			b.ExtFields[x] = appendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
+			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
 		}
 	}
-	for c := range NumColumns {
+	for c := range input.NumColumns {
 		if ar.cols[c] >= 0 {
-			setViews(b, c, ar.spans[c])
+			columnar.SetViews(b, c, ar.spans[c])
 		}
 	}
 	for i := range total {
@@ -369,8 +347,8 @@ func (ar *ArrowReader) Fill(b *Batch, chunk int) (err error) {
 	return nil
 }
 
-func (ar *ArrowReader) colErr(c Column, err error) error {
-	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, ErrCorrupt, err)
+func (ar *Reader) colErr(c input.Column, err error) error {
+	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
 }
 
 var errArrowLength = errors.New("column shorter than its record batch")
@@ -378,7 +356,7 @@ var errArrowLength = errors.New("column shorter than its record batch")
 // takeArrow appends rows from..from+n of arr to buf as text, their spans to
 // spans, and reports how many it took: fewer than n when budget >= 0 and
 // buf reached budget bytes.
-func takeArrow(buf []byte, spans []span, arr arrow.Array, from, n, budget int) ([]byte, []span, int, error) {
+func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	if arr.Len() < from+n {
 		return buf, spans, 0, errArrowLength
 	}
@@ -396,34 +374,36 @@ func takeArrow(buf []byte, spans []span, arr arrow.Array, from, n, budget int) (
 	case *array.BinaryView:
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.BinaryView, i int) []byte { return append(d, a.Value(i)...) })
 	case *array.Date32:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date32, i int) []byte { return appendDate(d, int64(a.Value(i))) })
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date32, i int) []byte { return columnar.AppendDate(d, int64(a.Value(i))) })
 	case *array.Date64:
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date64, i int) []byte {
-			return appendDate(d, daysFromMillis(int64(a.Value(i))))
+			return columnar.AppendDate(d, columnar.DaysFromMillis(int64(a.Value(i))))
 		})
 	case *array.Timestamp:
 		t := a.DataType().(*arrow.TimestampType)
-		perSec := arrowPerSec(t.Unit)
+		perSec := columnar.ArrowPerSec(t.Unit)
 		if perSec == 0 {
 			return buf, spans, 0, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
 		}
 		utc := t.TimeZone != ""
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Timestamp, i int) []byte {
-			return appendTimestamp(d, int64(a.Value(i)), perSec, utc)
+			return columnar.AppendTimestamp(d, int64(a.Value(i)), perSec, utc)
 		})
 	case *array.Float32:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float32, i int) []byte { return appendFloat(d, float64(a.Value(i)), 32) })
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float32, i int) []byte {
+			return columnar.AppendFloat(d, float64(a.Value(i)), 32)
+		})
 	case *array.Float64:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float64, i int) []byte { return appendFloat(d, a.Value(i), 64) })
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float64, i int) []byte { return columnar.AppendFloat(d, a.Value(i), 64) })
 	case *array.Decimal128:
 		scale := int(a.DataType().(*arrow.Decimal128Type).Scale)
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Decimal128, i int) []byte {
 			v := a.Value(i)
 			lo, hi := int64(v.LowBits()), v.HighBits()
 			if hi != lo>>63 { // beyond int64: no priority anyway
-				return append(d, invalidNumber...)
+				return append(d, columnar.InvalidNumber...)
 			}
-			return appendDecimal(d, lo, scale)
+			return columnar.AppendDecimal(d, lo, scale)
 		})
 	case *array.Int32:
 		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int32, i int) []byte { return strconv.AppendInt(d, int64(a.Value(i)), 10) })
@@ -434,21 +414,21 @@ func takeArrow(buf []byte, spans []span, arr arrow.Array, from, n, budget int) (
 	case *array.Dictionary:
 		return takeDict(buf, spans, a, from, n, budget)
 	}
-	return buf, spans, 0, fmt.Errorf("%w %s", ErrColumnType, arr.DataType())
+	return buf, spans, 0, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 }
 
 // takeDict is takeArrow for a dictionary-encoded array: each row is its
 // dictionary value.
-func takeDict(buf []byte, spans []span, a *array.Dictionary, from, n, budget int) ([]byte, []span, int, error) {
+func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	dict := a.Dictionary()
-	var one []span
+	var one []columnar.Span
 	took := 0
 	for i := from; i < from+n; i++ {
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
 		if a.IsNull(i) {
-			spans = append(spans, nullSpan)
+			spans = append(spans, columnar.NullSpan)
 		} else {
 			j := a.GetValueIndex(i)
 			if j < 0 || j >= dict.Len() {
@@ -469,20 +449,20 @@ func takeDict(buf []byte, spans []span, a *array.Dictionary, from, n, budget int
 	return buf, spans, took, nil
 }
 
-// loop appends rows from..from+n of a with app, nulls as nullSpan, stopping
+// loop appends rows from..from+n of a with app, nulls as columnar.NullSpan, stopping
 // once buf reaches budget (when budget >= 0).
-func loop[A interface{ IsNull(int) bool }](buf []byte, spans []span, a A, from, n, budget int, app func([]byte, A, int) []byte) ([]byte, []span, int, error) {
+func loop[A interface{ IsNull(int) bool }](buf []byte, spans []columnar.Span, a A, from, n, budget int, app func([]byte, A, int) []byte) ([]byte, []columnar.Span, int, error) {
 	took := 0
 	for i := from; i < from+n; i++ {
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
 		if a.IsNull(i) {
-			spans = append(spans, nullSpan)
+			spans = append(spans, columnar.NullSpan)
 		} else {
 			start := len(buf)
 			buf = app(buf, a, i)
-			spans = append(spans, span{uint32(start), uint32(len(buf))})
+			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 		}
 		took++
 	}

@@ -1,4 +1,10 @@
-package pipeline
+// Package arrowmsg reads the messages of an Arrow IPC file or stream for
+// arrow-go's ipc.Reader, checking each before arrow-go sees it: nothing a
+// damaged input claims (metadata and body lengths, flatbuffer offsets and
+// vector lengths, rows, decompressed buffer sizes, variadic buffer counts,
+// dictionary sizes) is allocated before it is checked against the input and
+// the limits here, so a damaged file costs memory in proportion to its size.
+package arrowmsg
 
 import (
 	"bytes"
@@ -20,7 +26,7 @@ import (
 // stream reader a message's metadata and body length (without its own
 // limits), the array loader a compressed buffer's decompressed length, the
 // schema decoder the fields, children and key-value pairs a flatbuffer
-// vector claims. So sitemapgen reads the messages itself (arrowMessages,
+// vector claims. So sitemapgen reads the messages itself (Reader,
 // an ipc.MessageReader for both the file and the stream format), checks
 // every length and count against the input and the limits below, and hands
 // arrow-go only messages whose claims hold; compressed batches it
@@ -41,6 +47,10 @@ const (
 	// limit when it loads arrays).
 	maxArrowDepth = 64
 )
+
+// FileMagic opens (and ends) the Arrow IPC file format; the stream format
+// has none.
+const FileMagic = "ARROW1"
 
 // Message header types (Message.fbs).
 const (
@@ -355,7 +365,7 @@ func (m *arrowMsg) buffer(i int) (off, n int64) {
 
 // parseArrowMessage checks the Message flatbuffer meta: a schema, or a
 // record or dictionary batch whose nodes claim at most maxRows values each
-// (maxRows < 0: unbounded) and whose buffers lie in its body.
+// and whose buffers lie in its body.
 func parseArrowMessage(meta []byte, maxRows int64) (m arrowMsg, err error) {
 	f := newFB(meta)
 	t, err := f.root()
@@ -417,7 +427,7 @@ func (m *arrowMsg) checkBatch(t fbTable, maxRows int64) error {
 	if m.rows < 0 {
 		return fmt.Errorf("batch of %d rows", m.rows)
 	}
-	if maxRows >= 0 && m.rows > maxRows {
+	if m.rows > maxRows {
 		return fmt.Errorf("batch of %d rows (at most %d in this file)", m.rows, maxRows)
 	}
 	if m.nodeAt, m.nodes, err = t.vector(1, 16); err != nil {
@@ -425,7 +435,7 @@ func (m *arrowMsg) checkBatch(t fbTable, maxRows int64) error {
 	}
 	for i := range m.nodes {
 		length, nulls := m.f.i64(m.nodeAt+16*i), m.f.i64(m.nodeAt+16*i+8)
-		if length < 0 || nulls < 0 || nulls > length || maxRows >= 0 && length > maxRows {
+		if length < 0 || nulls < 0 || nulls > length || length > maxRows {
 			return fmt.Errorf("field node %d claims %d values, %d of them null (at most %d in this file)", i, length, nulls, maxRows)
 		}
 	}
@@ -464,13 +474,13 @@ func (m *arrowMsg) checkBatch(t fbTable, maxRows int64) error {
 	return nil
 }
 
-// arrowMessages reads the messages of an Arrow IPC input for arrow-go's
+// Reader reads the messages of an Arrow IPC input for arrow-go's
 // ipc.Reader, checking each before arrow-go sees it: the stream format's
 // messages in order, or the file format's schema message and then the
 // dictionaries and record batches its footer lists.
-type arrowMessages struct {
+type Reader struct {
 	r    io.Reader // the stream, or the file's current message
-	left int64     // bytes of r not read yet; -1: unknown
+	left int64     // bytes of r not read yet
 
 	// The file format.
 	ra     io.ReaderAt
@@ -478,7 +488,7 @@ type arrowMessages struct {
 	blocks []arrowBlock
 	nblock int // next block; -1: the schema message first
 
-	maxRows   int64 // values a batch or a field node may claim, and rows in all; -1: unbounded
+	maxRows   int64 // values a batch or a field node may claim, and rows in all
 	rows      int64
 	dicts     map[int64]int64 // bytes of each dictionary
 	dictBytes int64
@@ -491,7 +501,7 @@ type arrowMessages struct {
 	lz *lz4.Reader
 }
 
-var _ ipc.MessageReader = (*arrowMessages)(nil)
+var _ ipc.MessageReader = (*Reader)(nil)
 
 // arrowBlock is a message the footer of an Arrow IPC file lists.
 type arrowBlock struct {
@@ -502,22 +512,15 @@ type arrowBlock struct {
 	n      int // its index among the dictionaries or record batches
 }
 
-// newArrowStream reads the Arrow IPC stream in r, of size bytes (-1: unknown).
-func newArrowStream(r io.Reader, size int64) *arrowMessages {
-	return &arrowMessages{r: r, left: size, maxRows: arrowMaxRows(size), refs: 1}
+// NewStream reads the Arrow IPC stream in r, of size bytes.
+func NewStream(r io.Reader, size int64) *Reader {
+	return &Reader{r: r, left: size, maxRows: saferio.MaxRowsPerByte * size, refs: 1}
 }
 
-func arrowMaxRows(size int64) int64 {
-	if size < 0 {
-		return -1
-	}
-	return saferio.MaxRowsPerByte * size
-}
-
-// newArrowFile checks the magic at the end of the Arrow IPC file of size
+// NewFile checks the magic at the end of the Arrow IPC file of size
 // bytes in ra and reads its footer: it must fit in the file, after the
 // leading magic, and its blocks are read (each is checked when read).
-func newArrowFile(ra io.ReaderAt, size int64) (*arrowMessages, error) {
+func NewFile(ra io.ReaderAt, size int64) (*Reader, error) {
 	const head, tail = 8, 10 // magic and padding; footer length and magic
 	if size < head+tail {
 		return nil, fmt.Errorf("%d bytes are too short for an Arrow IPC file", size)
@@ -526,7 +529,7 @@ func newArrowFile(ra io.ReaderAt, size int64) (*arrowMessages, error) {
 	if _, err := ra.ReadAt(end[:], size-tail); err != nil {
 		return nil, err
 	}
-	if string(end[4:]) != arrowMagic {
+	if string(end[4:]) != FileMagic {
 		return nil, errors.New("the file does not end with the Arrow IPC file magic (truncated?)")
 	}
 	n := int64(int32(binary.LittleEndian.Uint32(end[:])))
@@ -542,7 +545,7 @@ func newArrowFile(ra io.ReaderAt, size int64) (*arrowMessages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("footer: %w", err)
 	}
-	m := &arrowMessages{ra: ra, end: size - tail - n, nblock: -1, maxRows: arrowMaxRows(size), refs: 1}
+	m := &Reader{ra: ra, end: size - tail - n, nblock: -1, maxRows: saferio.MaxRowsPerByte * size, refs: 1}
 	for _, slot := range []int{2, 3} { // dictionaries, record batches: [Block]
 		start, k, err := t.vector(slot, 24)
 		if err != nil {
@@ -572,7 +575,7 @@ func (b arrowBlock) check(end int64) error {
 
 // Message returns the next message, checked; io.EOF after the last. It is
 // valid until the next call.
-func (m *arrowMessages) Message() (*ipc.Message, error) {
+func (m *Reader) Message() (*ipc.Message, error) {
 	msg, err := m.message()
 	if err != nil && err != io.EOF && errors.Is(err, io.EOF) {
 		// arrow-go ends a stream quietly on an error that is io.EOF: only
@@ -582,7 +585,7 @@ func (m *arrowMessages) Message() (*ipc.Message, error) {
 	return msg, err
 }
 
-func (m *arrowMessages) message() (*ipc.Message, error) {
+func (m *Reader) message() (*ipc.Message, error) {
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
@@ -632,7 +635,7 @@ func (m *arrowMessages) message() (*ipc.Message, error) {
 		}
 		if msg.typ == arrowBatchMsg {
 			m.rows += msg.rows
-			if m.maxRows >= 0 && m.rows > m.maxRows {
+			if m.rows > m.maxRows {
 				return nil, fmt.Errorf("record batches claim more than %d rows in a file of %d bytes", m.maxRows, m.maxRows/saferio.MaxRowsPerByte)
 			}
 		}
@@ -654,7 +657,7 @@ func (m *arrowMessages) message() (*ipc.Message, error) {
 }
 
 // read reads a message: its prefix, metadata (checked) and body.
-func (m *arrowMessages) read() (meta, body []byte, prefix int, msg arrowMsg, err error) {
+func (m *Reader) read() (meta, body []byte, prefix int, msg arrowMsg, err error) {
 	var h [4]byte
 	if _, err := io.ReadFull(m.r, h[:]); err != nil {
 		if err == io.EOF {
@@ -662,7 +665,7 @@ func (m *arrowMessages) read() (meta, body []byte, prefix int, msg arrowMsg, err
 		}
 		return nil, nil, 0, msg, fmt.Errorf("message prefix: %w", err)
 	}
-	m.consume(4)
+	m.left -= 4
 	n, prefix := binary.LittleEndian.Uint32(h[:]), 4
 	if n == arrowContinuation {
 		if _, err := io.ReadFull(m.r, h[:]); err != nil {
@@ -671,7 +674,7 @@ func (m *arrowMessages) read() (meta, body []byte, prefix int, msg arrowMsg, err
 			}
 			return nil, nil, 0, msg, fmt.Errorf("message length: %w", err)
 		}
-		m.consume(4)
+		m.left -= 4
 		n, prefix = binary.LittleEndian.Uint32(h[:]), 8
 	}
 	if n == 0 {
@@ -690,46 +693,29 @@ func (m *arrowMessages) read() (meta, body []byte, prefix int, msg arrowMsg, err
 }
 
 // readPart reads the n bytes of a message's part, n in [least, limit] and
-// within the input; of an input of unknown size, into a buffer that grows
-// with the bytes really read.
-func (m *arrowMessages) readPart(part string, n, least, limit int64) ([]byte, error) {
+// within the input.
+func (m *Reader) readPart(part string, n, least, limit int64) ([]byte, error) {
 	switch {
 	case n < least:
 		return nil, fmt.Errorf("message %s of %d bytes", part, n)
 	case n > limit:
 		return nil, fmt.Errorf("message %s of %d bytes (the limit is %d)", part, n, limit)
-	case m.left >= 0 && n > m.left:
+	case n > m.left:
 		return nil, fmt.Errorf("message %s of %d bytes, with %d bytes left in the input: %w", part, n, m.left, io.ErrUnexpectedEOF)
 	}
-	var b []byte
-	var err error
-	if m.left >= 0 {
-		b = make([]byte, n)
-		_, err = io.ReadFull(m.r, b)
-	} else {
-		b, err = saferio.ReadUpTo(make([]byte, 0, min(n, 64<<10)), io.LimitReader(m.r, n), int(n))
-		if err == nil && int64(len(b)) < n {
-			err = io.EOF
-		}
-	}
-	if err != nil {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(m.r, b); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, fmt.Errorf("message %s: %w", part, err)
 	}
-	m.consume(n)
+	m.left -= n
 	return b, nil
 }
 
-func (m *arrowMessages) consume(n int64) {
-	if m.left >= 0 {
-		m.left -= n
-	}
-}
-
 // addDict counts the n bytes of a dictionary batch against maxArrowDicts.
-func (m *arrowMessages) addDict(msg *arrowMsg, n int64) error {
+func (m *Reader) addDict(msg *arrowMsg, n int64) error {
 	if m.dicts == nil {
 		m.dicts = map[int64]int64{}
 	}
@@ -753,7 +739,7 @@ func (m *arrowMessages) addDict(msg *arrowMsg, n int64) error {
 // (offset, length pairs). What the buffers claim is checked against
 // maxArrowBatch first, and each grows with the output really produced,
 // never beyond its claim.
-func (m *arrowMessages) decompress(msg *arrowMsg, body []byte) (out []byte, bufs []int64, err error) {
+func (m *Reader) decompress(msg *arrowMsg, body []byte) (out []byte, bufs []int64, err error) {
 	var total int64
 	for i := range msg.bufs {
 		off, n := msg.buffer(i)
@@ -853,7 +839,7 @@ func uncompressedMessage(msg *arrowMsg, bufs []int64, bodyLen int) []byte {
 	return b.FinishedBytes()
 }
 
-func (m *arrowMessages) decoder(codec int64, src []byte, size int) (io.Reader, error) {
+func (m *Reader) decoder(codec int64, src []byte, size int) (io.Reader, error) {
 	if codec == arrowLZ4 {
 		if m.lz == nil {
 			m.lz = lz4.NewReader(nil)
@@ -872,9 +858,9 @@ func (m *arrowMessages) decoder(codec int64, src []byte, size int) (io.Reader, e
 }
 
 // Retain and Release count the references to the reader (ipc.MessageReader).
-func (m *arrowMessages) Retain() { m.refs++ }
+func (m *Reader) Retain() { m.refs++ }
 
-func (m *arrowMessages) Release() {
+func (m *Reader) Release() {
 	if m.refs--; m.refs > 0 {
 		return
 	}
