@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -22,44 +21,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input/arrowread"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
-	"github.com/sitemapgen/sitemapgen/sink"
 )
-
-// failRun runs the pipeline on path and checks that it fails with an error
-// holding every want, publishing nothing.
-func failRun(t *testing.T, path string, want ...string) error {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), Config{
-		Inputs: []string{path}, PublicURL: mustScope(t, fixtureBase), Sink: out, Name: "sitemap",
-		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
-	})
-	if err == nil {
-		t.Fatalf("%s: run succeeded, want an error", path)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q lacks %q", err, w)
-		}
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("failed run left %d files", len(ents))
-	}
-	return err
-}
-
-func writeFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestColumnarTruncated: every fixture cut at several offsets is an error
 // naming the file and input.ErrCorrupt (or, cut to nothing, an empty input), never
@@ -117,7 +79,7 @@ func TestColumnarTruncated(t *testing.T) {
 		}
 	}
 	// Through the pipeline: exit with the file named, nothing published.
-	data, _ := os.ReadFile(fixtures + "arrow_zstd_plain_date.parquet")
+	data := inputtest.ReadFixture(t, "arrow_zstd_plain_date.parquet")
 	p := writeFile(t, "cut.parquet", data[:len(data)/2])
 	failRun(t, p, p, "corrupt or truncated")
 }
@@ -166,9 +128,9 @@ func TestColumnarNotThatFormat(t *testing.T) {
 	}
 	// A Parquet file named .arrow and the reverse: the format follows the
 	// name, the content does not match it.
-	pq, _ := os.ReadFile(fixtures + "arrow_snappy_dict_timestamp.parquet")
+	pq := inputtest.ReadFixture(t, "arrow_snappy_dict_timestamp.parquet")
 	failRun(t, writeFile(t, "x.arrow", pq), "not a readable Arrow")
-	ar, _ := os.ReadFile(fixtures + "rows.arrow")
+	ar := inputtest.ReadFixture(t, "rows.arrow")
 	failRun(t, writeFile(t, "x.parquet", ar), "not a readable Parquet")
 	// An empty Parquet file (zero bytes) is not Parquet either.
 	failRun(t, writeFile(t, "empty.parquet", nil), "empty.parquet")

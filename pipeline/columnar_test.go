@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -16,47 +15,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
-	"github.com/sitemapgen/sitemapgen/sink"
 )
-
-// The fixtures in testdata/columnar are written by testdata/gen (parquet-go
-// and Arrow's Parquet writer) from one list of rows; rows_datetime.csv and
-// rows_date.csv hold the same rows as CSV.
-const (
-	fixtures    = "../testdata/columnar/"
-	fixtureBase = "https://www.example.com/"
-)
-
-// runInputs runs the pipeline on inputs and returns the published set.
-func runInputs(t *testing.T, cfg Config, inputs ...string) (*xmltest.Set, *Report, string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.PublicURL == nil {
-		cfg.PublicURL = mustScope(t, fixtureBase)
-	}
-	cfg.Inputs, cfg.Sink, cfg.Name = inputs, out, "sitemap"
-	cfg.MaxURLs, cfg.MaxBytes, cfg.Fanout, cfg.GzipLevel = 50000, 10485760, 1000, 1
-	var rejects bytes.Buffer
-	cfg.Rejects = &rejects
-	rep, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("%v: %v", inputs, err)
-	}
-	xmltest.ValidateDir(t, dir)
-	return xmltest.ReadSet(t, dir, cfg.PublicURL.String(), "sitemap.xml", ""), rep, rejects.String()
-}
-
-func shardBytes(s *xmltest.Set) []byte {
-	var b []byte
-	for _, sh := range s.Shards {
-		b = append(b, sh.Raw...)
-	}
-	return b
-}
 
 // wantDatetime is what rows_datetime.csv publishes: the exact entries.
 var wantDatetime = []string{
@@ -80,16 +39,6 @@ var wantDatetime = []string{
 	"q|2018-01-01T00:00:00Z||0.2",
 	"r|2024-05-01T10:20:30Z|daily|0.5",
 	"s|2024-12-24T18:00:00Z|yearly|1.0",
-}
-
-func entryList(s *xmltest.Set) []string {
-	var got []string
-	for _, sh := range s.Shards {
-		for _, u := range sh.URLs {
-			got = append(got, strings.TrimPrefix(u.Loc, fixtureBase)+"|"+u.Lastmod+"|"+u.Changefreq+"|"+u.Priority)
-		}
-	}
-	return got
 }
 
 func TestColumnarFixtures(t *testing.T) {
@@ -279,8 +228,6 @@ func TestColumnarMapping(t *testing.T) {
 		t.Errorf("warnings %v, want priority_invalid for 2", rep.Warnings)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // TestParquetBatchesAreRowGroupIndependent: whatever the chunk size, the
 // rows come out in order with their row numbers, across row groups and pages.

@@ -29,40 +29,6 @@ var updateFixtures = flag.Bool("update-fixtures", false, "rewrite testdata/multi
 
 const allNamespaces = encode.NSXhtml | encode.NSMobile | encode.NSImage | encode.NSVideo | encode.NSNews
 
-// runTo runs cfg into a fresh folder and returns the report and the set.
-func runTo(t *testing.T, cfg Config) (*Report, *xmltest.Set, string) {
-	t.Helper()
-	dir := t.TempDir()
-	snk, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Sink = snk
-	if cfg.PublicURL == nil {
-		cfg.PublicURL = mustScope(t, "https://www.example.com/")
-	}
-	if cfg.Name == "" {
-		cfg.Name = "sm"
-	}
-	if cfg.MaxURLs == 0 {
-		cfg.MaxURLs = 50000
-	}
-	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = 10485760
-	}
-	if cfg.Fanout == 0 {
-		cfg.Fanout = 1000
-	}
-	if cfg.GzipLevel == 0 {
-		cfg.GzipLevel = 1
-	}
-	rep, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, xmltest.ReadSet(t, dir, cfg.PublicURL.String(), cfg.Name+".xml", cfg.Name+"-robots.txt"), dir
-}
-
 // extEntries splits a shard into its entry lines, checking that it starts
 // with the header of namespaces ns and ends with the footer.
 func extEntries(t *testing.T, raw []byte, ns encode.Namespaces) [][]byte {
@@ -76,15 +42,6 @@ func extEntries(t *testing.T, raw []byte, ns encode.Namespaces) [][]byte {
 		t.Fatalf("shard does not end with the footer")
 	}
 	return bytes.SplitAfter(body, []byte("\n"))[:bytes.Count(body, []byte("\n"))]
-}
-
-func writeText(t *testing.T, name, data string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestExtensionsValidate: a run whose input carries every extension, with

@@ -16,33 +16,6 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 )
 
-func sp(s string) *string { return &s }
-
-// urlEntries returns the <url> lines of a set's shards, in order.
-func urlEntries(set *xmltest.Set) []string {
-	var got []string
-	for _, s := range set.Shards {
-		for _, line := range strings.Split(string(s.Raw), "\n") {
-			if strings.HasPrefix(line, "<url>") {
-				got = append(got, line)
-			}
-		}
-	}
-	return got
-}
-
-func checkEntries(t *testing.T, got, want []string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d entries; want %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("entry %d:\n got %s\nwant %s", i, got[i], want[i])
-		}
-	}
-}
-
 func TestParquetListColumns(t *testing.T) {
 	rows, want := inputtest.ListRows(300)
 	for _, v := range []int{1, 2} {

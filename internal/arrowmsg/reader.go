@@ -22,13 +22,18 @@ import (
 	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
-// arrow-go allocates what an IPC message claims before reading it: the
-// stream reader a message's metadata and body length (without its own
-// limits), the array loader a compressed buffer's decompressed length, the
-// schema decoder the fields, children and key-value pairs a flatbuffer
-// vector claims. So sitemapgen reads the messages itself (Reader,
-// an ipc.MessageReader for both the file and the stream format), checks
-// every length and count against the input and the limits below, and hands
+// arrow-go (v18.8) allocates what an IPC message claims: the array loader a
+// compressed buffer's decompressed length, the schema decoder the fields,
+// children and key-value pairs a flatbuffer vector claims; it reads a
+// batch's variadic buffer counts past the end of their list, and slices
+// buffers without checking they lie in the body. Its own limits
+// (ipc.WithMetadataSizeLimit, ipc.WithBodySizeLimit) and the file block
+// checks of its FileReader apply only where arrow-go reads the messages
+// itself, and then it has parsed and loaded them before any caller could
+// check a flatbuffer or a compressed buffer (ipc.Message does not expose its
+// metadata bytes). So sitemapgen reads the messages itself (Reader, an
+// ipc.MessageReader for both the file and the stream format), checks every
+// length and count against the input and the limits below, and hands
 // arrow-go only messages whose claims hold; compressed batches it
 // decompresses itself, into buffers that grow with the output really
 // produced, and passes on uncompressed.

@@ -167,3 +167,14 @@ func WriteFile(t testing.TB, name string, data []byte) string {
 	}
 	return p
 }
+
+// ReadFixture returns the bytes of the fixture name; a missing fixture
+// fails the test.
+func ReadFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(Fixtures + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
