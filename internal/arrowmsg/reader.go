@@ -862,9 +862,11 @@ func (m *Reader) decoder(codec int64, src []byte, size int) (io.Reader, error) {
 	return m.zs, saferio.ResetZstd(m.zs, src, size)
 }
 
-// Retain and Release count the references to the reader (ipc.MessageReader).
+// Retain counts a reference to the reader (ipc.MessageReader).
 func (m *Reader) Retain() { m.refs++ }
 
+// Release drops a reference; the last releases the current message and the
+// decoders.
 func (m *Reader) Release() {
 	if m.refs--; m.refs > 0 {
 		return

@@ -99,6 +99,7 @@ type ColumnError struct {
 	Have  []string // the input's column names
 }
 
+// Error names the field, the name looked up and the columns there are.
 func (e *ColumnError) Error() string {
 	const show = 20
 	var cols strings.Builder

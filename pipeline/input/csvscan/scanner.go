@@ -42,6 +42,7 @@ type ParseError struct {
 	Err    error
 }
 
+// Error returns "source:line[:column]: message".
 func (e *ParseError) Error() string {
 	if e.Column > 0 {
 		return fmt.Sprintf("%s:%d:%d: %v", e.Source, e.Line, e.Column, e.Err)
@@ -49,6 +50,7 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s:%d: %v", e.Source, e.Line, e.Err)
 }
 
+// Unwrap returns the error at the place.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

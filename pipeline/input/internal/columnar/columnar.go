@@ -19,9 +19,10 @@ import (
 // Span is where one field value sits in Batch.Buf; NullSpan marks a null.
 type Span struct{ Start, End uint32 }
 
+// NullSpan is the span of a null value.
 var NullSpan = Span{math.MaxUint32, math.MaxUint32}
 
-// SetViews appends to b.Fields[c] a view of b.Buf for every Span, after the
+// SetViews appends to b.Fields[c] a view of b.Buf for every span, after the
 // copying is done: b.Buf may have moved while it grew.
 func SetViews(b *input.Batch, c input.Column, spans []Span) {
 	for _, s := range spans {
