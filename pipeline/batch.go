@@ -39,7 +39,10 @@ func newBatch(chunk int) *Batch {
 	return b
 }
 
-// reset empties b for reuse, keeping its capacity.
+// Reset empties both halves of b for reuse, keeping their capacity (the
+// promoted input.Batch.Reset would keep the encoder's output).
+func (b *Batch) Reset() { b.reset() }
+
 func (b *Batch) reset() {
 	b.Batch.Reset()
 	b.Seq = 0

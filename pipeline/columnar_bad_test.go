@@ -268,7 +268,7 @@ func TestColumnarEmpty(t *testing.T) {
 // TestParquetClaimsBounded: lengths and counts a corrupt file claims are
 // checked against the file before anything is allocated for them. parquet-go
 // allocated the footer length a file claims (4 GiB for a 6 KiB file found by
-// FuzzParquetReader, kept in testdata/fuzz/FuzzParquetReader/ with the other
+// FuzzParquetReader, kept in pqread's testdata/fuzz/FuzzParquetReader/ with the other
 // inputs that cost gigabytes or minutes; `go test` runs them all under the
 // fuzz target's time and allocation limits).
 func TestParquetClaimsBounded(t *testing.T) {
