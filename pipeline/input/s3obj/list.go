@@ -219,6 +219,19 @@ func (s *Store) listPattern(ctx context.Context, bucket, pattern string, opt Lis
 	if err := folderChecks(bucket, folder, all, ListOptions{}); err != nil {
 		return nil, err
 	}
+	if !strings.HasPrefix(folder+"_delta_log/", literal) {
+		// The log sorts outside what the literal prefix lists.
+		s.total.requests.Add(1)
+		out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+			Bucket: aws.String(bucket), Prefix: aws.String(folder + "_delta_log/"), MaxKeys: aws.Int32(1),
+		})
+		if err != nil {
+			return nil, explain(err, bucket, folder)
+		}
+		if len(out.Contents) > 0 {
+			return nil, folderChecks(bucket, folder, []Object{{Key: folder + "_delta_log/"}}, ListOptions{})
+		}
+	}
 	if opt.RequireSuccess && !containsKey(all, folder+Success) {
 		// The marker sorts outside what the literal prefix lists.
 		if _, err := s.Stat(ctx, bucket, folder+Success); err != nil {
