@@ -96,6 +96,7 @@ func newProxy(t testing.TB, target string) *proxy {
 	p := &proxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.FlushInterval = -1 // every byte read is sent before a cut
 	rp.ModifyResponse = func(resp *http.Response) error {
 		n := resp.Request.Context().Value(nKey{}).(int)
 		if p.modify != nil {

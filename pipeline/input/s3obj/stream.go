@@ -8,8 +8,8 @@ import (
 // Stream is an object read from start to end with one GET pinned to its
 // ETag (CSV, text, .gz, Arrow streams). When the connection drops in the
 // middle of the body it resumes with a Range GET from the last byte
-// received (pinned too), at most Options.Resumes times in a row with
-// backoff, so the reader sees one uninterrupted byte stream of exactly
+// received (pinned too), with backoff, at most Options.Resumes times
+// without ResumeProgress bytes received in between, so the reader sees one uninterrupted byte stream of exactly
 // the listed size. It is not safe for concurrent use.
 type Stream struct {
 	s       *Store
@@ -17,10 +17,17 @@ type Stream struct {
 	o       Object
 	b       io.ReadCloser
 	pos     int64
-	resumes int // in a row, without a byte in between
+	resumes int   // since ResumeProgress bytes were last received
+	since   int64 // bytes received since the last resume
 	err     error
 	c       Counter
 }
+
+// ResumeProgress is the progress after which a Stream's count of resumes
+// starts again: a connection that keeps dropping before it delivers that
+// much fails after Options.Resumes resumes; one that drops now and then in
+// a long object is resumed each time.
+const ResumeProgress = 1 << 20
 
 // NewStream returns a Stream of o; the first Read sends the GET.
 func (s *Store) NewStream(ctx context.Context, o Object) *Stream {
@@ -50,7 +57,7 @@ func (r *Stream) Read(p []byte) (int, error) {
 		}
 		n, err := r.b.Read(p)
 		r.pos += int64(n)
-		if n > 0 {
+		if r.since += int64(n); r.since >= ResumeProgress {
 			r.resumes = 0
 		}
 		if err == nil || err == io.EOF && n > 0 {
@@ -66,6 +73,7 @@ func (r *Stream) Read(p []byte) (int, error) {
 			return n, r.err
 		}
 		r.resumes++
+		r.since = 0
 		if err := backoff(r.ctx, r.resumes); err != nil {
 			r.err = r.s.readErr(r.ctx, r.o, err)
 			return n, r.err
