@@ -116,6 +116,13 @@ func (r *ReaderAt) Object() Object { return r.o }
 // included.
 func (r *ReaderAt) Stats() Stats { return r.c.Load() }
 
+// Held returns the prefetched bytes held or in flight now.
+func (r *ReaderAt) Held() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
 // PeakHeld returns the most prefetched bytes held or in flight at once.
 func (r *ReaderAt) PeakHeld() int64 {
 	r.mu.Lock()
