@@ -107,8 +107,8 @@ func (s *Store) Totals() Stats { return s.total.Load() }
 
 // Stats are the requests made and the body bytes received.
 type Stats struct {
-	Requests int64
-	Bytes    int64
+	Requests int64 // GETs, HEADs and LISTs sent; the SDK's retries of one are not counted again
+	Bytes    int64 // object bytes received, resumed and prefetched ones included
 }
 
 // Counter counts requests and bytes; the zero value is ready.
