@@ -58,6 +58,12 @@ const (
 	CodeGzip           Code = "bad_gzip"            // a .gz name holding no gzip, or a corrupt stream
 	CodeUnreadable     Code = "unreadable"          // an I/O error other than a missing file
 	CodeDuplicateURL   Code = "duplicate_url"       // the same URL listed twice in the set
+	CodeTooLarge       Code = "too_large"           // past MaxFileBytes (or one XML token past 1 MiB): reading stopped
+	CodeTooNested      Code = "too_nested"          // elements nested deeper than 256: reading stopped
+	CodeNotRegular     Code = "not_regular_file"    // a FIFO, device, folder or symlink leaving the folder: not read
+	CodeRedirect       Code = "bad_redirect"        // HTTP: a redirect loop, too many, or to another host or folder
+	CodeNotXML         Code = "not_xml"             // HTTP: an HTML page (a soft 404) or other non-XML body
+	CodeNoSitemap      Code = "no_sitemap"          // a robots.txt with no Sitemap: line
 )
 
 // Codes of loc problems are the encoder's rejection reasons:
@@ -125,8 +131,13 @@ type Options struct {
 	// with neither PublicURL nor Scope has no known folder and no scope check.
 	Scope *encode.Scope
 	// SkipOrphans leaves out the orphan check: generate --verify runs before
-	// the files of the previous set are pruned.
+	// the files of the previous set are pruned, and a single file given on
+	// its own is a check of that file, not of its folder. Orphans are only
+	// looked for in a listable folder whose root is NAME.xml, among the
+	// names generate gives NAME's files (see orphans in walk.go).
 	SkipOrphans bool
+	// NoFollow checks the root alone: an index's entries are not walked.
+	NoFollow bool
 	// MaxProblems stops the check once that many problems are found (0: no limit).
 	MaxProblems int
 	// Workers is the number of files checked at once (0: GOMAXPROCS).

@@ -3,11 +3,14 @@ package check
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Files is where a sitemap set lives: a flat namespace of named files that
@@ -23,6 +26,11 @@ type Files interface {
 	String() string
 }
 
+// ErrNotRegular is the error of opening a name that is not a regular file
+// inside the folder: a FIFO (reading it could block for ever), a device
+// (/dev/zero never ends), a folder, or a symbolic link that leaves the folder.
+var ErrNotRegular = errors.New("not a regular file inside the folder: not read")
+
 // Dir is a local folder holding a sitemap set.
 type Dir string
 
@@ -37,15 +45,57 @@ func (d Dir) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	if !filepath.IsLocal(filepath.FromSlash(name)) || strings.Contains(name, `\`) {
 		return nil, fmt.Errorf("open %q: not a name inside %s", name, d)
 	}
-	f, err := os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	full := filepath.Join(string(d), filepath.FromSlash(name))
+	fi, err := os.Lstat(full)
 	if err != nil {
 		return nil, err // *fs.PathError, wrapping fs.ErrNotExist when missing
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// A link is followed only to a file inside the folder.
+		target, err := filepath.EvalSymlinks(full)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := filepath.EvalSymlinks(string(d))
+		if err != nil {
+			return nil, err
+		}
+		if rel, err := filepath.Rel(dir, target); err != nil || !filepath.IsLocal(rel) {
+			return nil, fmt.Errorf("open %s: %w: a symbolic link to %s", name, ErrNotRegular, target)
+		}
+		if fi, err = os.Stat(target); err != nil {
+			return nil, err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("open %s: %w: %s", name, ErrNotRegular, kindOf(fi.Mode()))
+	}
+	// O_NONBLOCK: should the name have become a FIFO since, opening it does
+	// not wait for a writer; the Stat below then refuses it.
+	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("open %s: is a folder", name)
+		return nil, fmt.Errorf("open %s: %w", name, ErrNotRegular)
 	}
 	return f, nil
+}
+
+// kindOf names a file mode's type for people.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // List returns the names of the regular files in the folder.

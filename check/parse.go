@@ -59,6 +59,11 @@ type parser struct {
 	entries []entry
 	recs    []record
 	urlLoc  bool // the current <url> has a <loc>
+
+	nentries int    // index entries, also past maxEntries
+	encoding string // HTTP Content-Encoding of the body: "gzip" or ""
+
+	tooLarge bool // reading stopped at MaxFileBytes
 }
 
 type binding struct{ prefix, uri string }
@@ -72,21 +77,59 @@ type frame struct {
 	text    bool // non-white text seen in element-only content
 }
 
-// countingReader counts the bytes read through it: the uncompressed size.
+// MaxFileBytes is the most bytes read of one file, uncompressed and as
+// stored: the protocol's 50 MiB. Past it a file is reported too_large and
+// reading stops, so a gzip bomb or an endless body costs nothing more.
+const MaxFileBytes = 52428800
+
+// maxNesting bounds the elements open at once (xmllint's default is 256;
+// a sitemap needs 5): the parser keeps a frame per open element.
+const maxNesting = 256
+
+// maxEntries bounds the index entries kept for the walker; more are counted.
+const maxEntries = 50000
+
+var errTooLarge = fmt.Errorf("more than %d bytes", MaxFileBytes)
+
+// countingReader counts the bytes read through it (the uncompressed size),
+// stops past limit, and stops at once when the check is cancelled.
 type countingReader struct {
-	r io.Reader
-	n int64
+	ctx   context.Context
+	r     io.Reader
+	n     int64
+	limit int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if c.n > c.limit {
+		return 0, errTooLarge
+	}
+	p = p[:min(int64(len(p)), c.limit+1-c.n)]
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
 }
 
+var bom = []byte("\xef\xbb\xbf")
+
 // parse checks one file read from r and returns what it is and its size.
 func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	raw := &countingReader{ctx: ctx, r: r, limit: MaxFileBytes}
+	br := bufio.NewReaderSize(raw, 64<<10)
+	if p.encoding == "gzip" {
+		// Decoded in transit; a .gz file served so is gzip inside again
+		// (or, when the server compressed it on the fly, plain XML).
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			p.problem(0, CodeGzip, fmt.Sprintf("Content-Encoding: gzip, but a corrupt gzip stream: %v", err), "")
+			return 0
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(&countingReader{ctx: ctx, r: zr, limit: MaxFileBytes}, 64<<10)
+	}
 	var src io.Reader = br
 	magic, _ := br.Peek(2)
 	gz := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
@@ -98,11 +141,17 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 		}
 		defer zr.Close()
 		src = zr
-	} else if strings.HasSuffix(p.name, ".gz") {
+	} else if strings.HasSuffix(p.name, ".gz") && p.encoding == "" {
 		p.problem(0, CodeGzip, "name ends in .gz but the content is not gzip-compressed", "")
 	}
-	cr := &countingReader{r: src}
-	p.t = newTokenizer(cr, p.charset)
+	cr := &countingReader{ctx: ctx, r: src, limit: MaxFileBytes}
+	// A UTF-8 byte order mark may precede the XML declaration (XML 1.0 F.1);
+	// encoding/xml would read it as text.
+	bb := bufio.NewReaderSize(cr, 4096)
+	if b, _ := bb.Peek(3); bytes.Equal(b, bom) {
+		bb.Discard(3)
+	}
+	p.t = newTokenizer(bb, p.charset)
 	t := p.t
 	defer t.close()
 	for {
@@ -114,8 +163,10 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 			break
 		}
 		if err != nil {
-			p.readError(err, gz)
-			return cr.n
+			if ctx.Err() == nil {
+				p.readError(err, gz)
+			}
+			return min(cr.n, MaxFileBytes)
 		}
 		var ok bool
 		switch t.kind {
@@ -219,6 +270,11 @@ func (p *parser) notWellFormed(msg string) bool {
 func (p *parser) readError(err error, gz bool) {
 	var se *xml.SyntaxError
 	switch {
+	case errors.Is(err, errTooLarge):
+		p.tooLarge = true
+		p.problem(0, CodeTooLarge, fmt.Sprintf("more than %d bytes (uncompressed or as stored): reading stopped", MaxFileBytes), "")
+	case errors.Is(err, errTokenTooLarge):
+		p.problem(p.line(), CodeTooLarge, errTokenTooLarge.Error()+": reading stopped", "")
 	case errors.Is(err, errEncoding):
 		// reported by charset
 	case errors.As(err, &se):
@@ -289,6 +345,10 @@ func (p *parser) start(t xml.StartElement) bool {
 	}
 	f := frame{raw: t.Name, nsCount: nsCount, line: line}
 	depth := len(p.stack)
+	if depth >= maxNesting {
+		p.problem(line, CodeTooNested, fmt.Sprintf("elements nested more than %d deep: reading stopped", maxNesting), "")
+		return false
+	}
 	switch {
 	case p.skip > 0:
 	case depth == 0:
@@ -513,7 +573,9 @@ func (p *parser) finish(f *frame, e *elem) {
 	case roleEntryLoc:
 		s := trimXML(text)
 		if p.checkLoc(p.rawEnc, s, f.line, false) {
-			p.entries = append(p.entries, entry{loc: string(s), line: f.line})
+			if p.nentries++; len(p.entries) < maxEntries {
+				p.entries = append(p.entries, entry{loc: string(s), line: f.line})
+			}
 		}
 	case roleLastmod:
 		if s := trimXML(text); !encode.LastmodWritten(s) {
@@ -546,7 +608,8 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
 	}
 	if fingerprint {
-		p.recs = append(p.recs, record{h: p.c.dupes.hash(out), file: p.file, line: uint32(line), ord: p.ord})
+		h, h2 := p.c.dupes.hash(out, p.file, p.ord, s)
+		p.recs = append(p.recs, record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord})
 		if len(p.recs) == cap(p.recs) {
 			p.c.dupes.add(p.recs)
 			p.recs = p.recs[:0]
@@ -565,13 +628,4 @@ func hasPrefixFold(s []byte, lower string) bool {
 		}
 	}
 	return true
-}
-
-// decompressed returns r, gunzipped when it starts with the gzip magic.
-func decompressed(r io.Reader) (io.Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		return gzip.NewReader(br)
-	}
-	return br, nil
 }

@@ -1,8 +1,10 @@
 package check
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -47,13 +49,17 @@ type tokenizer struct {
 	d        *xml.Decoder
 	lineBase int // lines before the decoder's first byte
 	charset  func(label string, r io.Reader) (io.Reader, error)
-	window   *[]byte // the scanner's buffer, also read by the decoder after a hand-over
+	window   *[]byte       // the scanner's buffer, also read by the decoder after a hand-over
+	capped   *cappedReader // the decoder's input, bounding each of its tokens
 
 	kind   tokKind
 	name   xml.Name   // start and end tags
 	attrs  []xml.Attr // start tags
 	data   []byte     // text, comment, directive, PI body
 	target string     // PI target
+	// partial is set on a piece of a text or comment longer than the
+	// window: the next token continues it (see scanner.piece).
+	partial bool
 }
 
 // windowSize is the scanner's buffer; a token larger than it goes to the decoder.
@@ -82,9 +88,11 @@ func (t *tokenizer) next() error {
 		switch k := t.sc.next(); k {
 		case tokFallback:
 			t.fallback()
+		case tokError:
+			return t.sc.synErr
 		default:
 			t.kind = k
-			t.name, t.attrs, t.data, t.target = t.sc.name, t.sc.attrs, t.sc.data, t.sc.target
+			t.name, t.attrs, t.data, t.target, t.partial = t.sc.name, t.sc.attrs, t.sc.data, t.sc.target, t.sc.partial
 			if k == tokEOF {
 				return io.EOF
 			}
@@ -95,6 +103,8 @@ func (t *tokenizer) next() error {
 	if err != nil {
 		return err
 	}
+	t.capped.allow(maxToken) // the next token may be maxToken bytes long
+	t.partial = false
 	switch x := tok.(type) {
 	case xml.StartElement:
 		t.kind, t.name, t.attrs = tokStart, x.Name, x.Attr
@@ -122,7 +132,9 @@ func (t *tokenizer) fallback() {
 	case s.eof:
 		tail = eofReader{}
 	}
-	t.d = xml.NewDecoder(io.MultiReader(bytes.NewReader(s.buf[s.pos:s.end]), tail))
+	t.capped = &cappedReader{r: bufio.NewReaderSize(io.MultiReader(bytes.NewReader(s.buf[s.pos:s.end]), tail), 4096)}
+	t.capped.allow(maxToken)
+	t.d = xml.NewDecoder(t.capped)
 	t.d.Strict = true
 	t.d.CharsetReader = t.charset
 	t.lineBase = s.line - 1
@@ -141,6 +153,48 @@ func (t *tokenizer) line() int {
 // fast reports whether the scanner is still reading (for tests).
 func (t *tokenizer) fast() bool { return t.sc != nil }
 
+// maxToken bounds the bytes encoding/xml may read for one token after a
+// hand-over: it keeps a whole token (a text, a comment, a start tag with its
+// attributes) in memory, so an unbounded one would be a denial of service.
+// The scanner itself never holds more than its window: it returns a long
+// text or comment in pieces.
+const maxToken = 1 << 20
+
+// ErrTokenTooLarge is returned for a token longer than maxToken read by the
+// encoding/xml decoder after a hand-over.
+var errTokenTooLarge = errors.New("a single XML token longer than 1 MiB where the reader had handed over to encoding/xml (after a DOCTYPE, a non-ASCII name, a declared encoding other than UTF-8 or a very long start tag)")
+
+// cappedReader feeds the decoder and fails once it has read more than the
+// allowance since the last token. It is an io.ByteReader, so encoding/xml
+// reads it directly, without a buffer of its own.
+type cappedReader struct {
+	r        *bufio.Reader
+	n, limit int64
+}
+
+func (c *cappedReader) allow(n int64) { c.limit = c.n + n }
+
+func (c *cappedReader) ReadByte() (byte, error) {
+	if c.n >= c.limit {
+		return 0, errTokenTooLarge
+	}
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.n >= c.limit {
+		return 0, errTokenTooLarge
+	}
+	p = p[:min(int64(len(p)), c.limit-c.n)]
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
@@ -150,7 +204,18 @@ type eofReader struct{}
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // scanner results: a tokKind, or one of these.
-const tokFallback tokKind = 100
+const (
+	tokFallback tokKind = 100 // hand over to encoding/xml at this token
+	tokError    tokKind = 101 // a syntax error inside a token read in pieces: synErr
+)
+
+// cont is what a piece returned by the scanner continues.
+type cont uint8
+
+const (
+	contNone    cont = iota
+	contComment      // the rest of a comment: up to and including "-->"
+)
 
 type status uint8
 
@@ -171,12 +236,16 @@ type scanner struct {
 	needClose bool
 	toClose   xml.Name
 
-	name   xml.Name
-	attrs  []xml.Attr
-	data   []byte
-	target string
-	tmp    []byte
-	names  map[string]xml.Name
+	name    xml.Name
+	attrs   []xml.Attr
+	data    []byte
+	target  string
+	tmp     []byte
+	names   map[string]xml.Name
+	partial bool // the token returned is a piece, continued by the next
+	cont    cont // what the bytes at pos continue
+	cut     bool // text: the end of the bytes given ends the piece
+	synErr  error
 }
 
 func newScanner(r io.Reader, window int) *scanner {
@@ -190,29 +259,156 @@ func (s *scanner) next() tokKind {
 		s.name = s.toClose
 		return tokEnd
 	}
+	s.partial = false
 	for {
 		if s.pos == s.end {
-			if s.eof {
+			if s.eof && s.cont == contNone {
 				return tokEOF
+			}
+			if s.cont != contNone && (s.eof || s.err != nil) {
+				return s.contEnd()
 			}
 			if s.err != nil || !s.fill() {
 				return tokFallback
 			}
 			continue
 		}
-		k, n, lines, st := s.scan(s.buf[s.pos:s.end])
+		var k tokKind
+		var n, lines int
+		var st status
+		if s.cont == contComment {
+			k, n, lines, st = s.commentRest(s.buf[s.pos:s.end])
+		} else {
+			k, n, lines, st = s.scan(s.buf[s.pos:s.end])
+		}
 		switch st {
 		case stOK:
 			s.pos += n
 			s.line += lines
 			return k
 		case stFallback:
+			if s.cont != contNone {
+				return tokError
+			}
 			return tokFallback
 		}
-		if s.eof || s.err != nil || !s.fill() {
+		if s.cont != contNone && (s.eof || s.err != nil) {
+			return s.contEnd()
+		}
+		if s.eof || s.err != nil {
 			return tokFallback
+		}
+		if !s.fill() {
+			// A token larger than the window: a long text or comment is
+			// returned in pieces, anything else goes to encoding/xml.
+			k, n, lines, st := s.piece(s.buf[s.pos:s.end])
+			if st != stOK {
+				return tokFallback
+			}
+			s.pos += n
+			s.line += lines
+			s.partial = true
+			return k
 		}
 	}
+}
+
+// contEnd ends a token read in pieces at the end of the input: the
+// decoder's "unexpected EOF", or the read error.
+func (s *scanner) contEnd() tokKind {
+	s.line += bytes.Count(s.buf[s.pos:s.end], nl)
+	s.pos = s.end
+	if s.err != nil {
+		s.synErr = s.err
+	} else {
+		s.synErr = &xml.SyntaxError{Msg: "unexpected EOF", Line: s.line}
+	}
+	return tokError
+}
+
+// piece returns the first piece of a text or comment that fills the whole
+// window b, or the next piece of a comment. A piece ends where the next one
+// can start with nothing carried over: before an incomplete character or
+// reference, a CR (of a CRLF) and "]]" (of "]]>") in text, before "-" (of
+// "--") in a comment.
+func (s *scanner) piece(b []byte) (tokKind, int, int, status) {
+	switch {
+	case s.cont == contComment:
+		cut := commentCut(b, 0)
+		if cut == 0 {
+			return 0, 0, 0, stFallback
+		}
+		s.data = b[:cut]
+		return tokComment, cut, bytes.Count(b[:cut], nl), stOK
+	case b[0] != '<':
+		cut := len(b) - 1 // the next piece is not empty: a text token, not a CDATA one
+		if amp := bytes.LastIndexByte(b[max(0, cut-64):], '&'); amp >= 0 {
+			cut = max(0, cut-64) + amp
+		}
+		for r := cut - 1; r >= 0 && r >= cut-utf8.UTFMax; r-- {
+			if utf8.RuneStart(b[r]) {
+				if !utf8.FullRune(b[r:cut]) {
+					cut = r
+				}
+				break
+			}
+		}
+		if cut > 0 && (b[cut-1] == ']' || b[cut-1] == '\r') {
+			cut--
+		}
+		if cut > 0 && b[cut-1] == ']' {
+			cut--
+		}
+		if cut == 0 {
+			return 0, 0, 0, stFallback
+		}
+		s.cut = true
+		data, n, lines, st := s.text(b[:cut], 0, 0)
+		s.cut = false
+		if st != stOK || n != cut {
+			return 0, 0, 0, stFallback
+		}
+		s.data = data
+		return tokText, n, lines, stOK
+	case len(b) >= 4 && string(b[:4]) == "<!--":
+		cut := commentCut(b, 4)
+		if cut == 4 {
+			return 0, 0, 0, stFallback
+		}
+		s.data = b[4:cut]
+		s.cont = contComment
+		return tokComment, cut, bytes.Count(b[:cut], nl), stOK
+	}
+	return 0, 0, 0, stFallback
+}
+
+// commentCut is where a piece of comment text b[from:], holding no "--"
+// followed by a byte, ends.
+func commentCut(b []byte, from int) int {
+	cut := len(b)
+	if k := bytes.Index(b[from:], []byte("--")); k >= 0 {
+		cut = from + k
+	}
+	if cut > from && b[cut-1] == '-' {
+		cut--
+	}
+	return cut
+}
+
+// commentRest reads the rest of a comment returned in pieces, up to its "-->".
+func (s *scanner) commentRest(b []byte) (tokKind, int, int, status) {
+	k := bytes.Index(b, []byte("--"))
+	if k < 0 || k+2 >= len(b) {
+		return 0, 0, 0, stMore
+	}
+	n := k + 3
+	if b[k+2] != '>' {
+		s.synErr = &xml.SyntaxError{Msg: `invalid sequence "--" not allowed in comments`, Line: s.line + bytes.Count(b[:n], nl)}
+		return 0, 0, 0, stFallback
+	}
+	s.data = b[:k]
+	s.cont = contNone
+	return tokComment, n, bytes.Count(b[:n], nl), stOK
 }
 
 // fill moves the unread bytes to the front and reads more; false when the
@@ -488,7 +684,7 @@ func (s *scanner) text(b []byte, i int, quote byte) ([]byte, int, int, status) {
 			i++
 		}
 		if i >= len(b) {
-			if quote == 0 && s.eof {
+			if quote == 0 && (s.eof || s.cut) {
 				break
 			}
 			return nil, 0, 0, stMore

@@ -65,10 +65,19 @@ func rawTokens(data []byte, fast bool, chunk, window int) (toks []string, fellBa
 		}
 	}
 	t := &tokenizer{sc: newScanner(r, window), charset: charset}
+	var pending []byte // the pieces of a text or comment returned in pieces
 	for {
 		err := t.next()
 		if err != nil {
 			return append(toks, errString(err, t.lineBase)), !t.fast()
+		}
+		if t.partial || pending != nil {
+			// Pieces of one long text or comment: encoding/xml returns them as one token.
+			pending = append(pending, t.data...)
+			if t.partial {
+				continue
+			}
+			t.data, pending = pending, nil
 		}
 		var tok xml.Token
 		switch t.kind {

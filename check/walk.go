@@ -1,15 +1,17 @@
 package check
 
 import (
+	"bufio"
 	"cmp"
 	"context"
-	"encoding/xml"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +35,7 @@ type checker struct {
 	scopes   []*encode.Scope // file number -> scope of its URLs (nil: none)
 	listed   map[string]bool
 	base     string // public folder URL, normalised; "" until known
+	web      *HTTP  // names are absolute URLs
 
 	// the work queue of referenced files
 	qmu    sync.Mutex
@@ -48,6 +51,7 @@ type task struct {
 	parent string
 	line   int
 	loc    string
+	robots bool // named by a robots.txt: its URLs may be anywhere on its host
 }
 
 // Set checks the sitemap set whose root file is root in files and returns
@@ -67,6 +71,7 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 		c.base = opt.PublicURL.String()
 	}
 
+	c.web, _ = files.(*HTTP)
 	c.queue = []task{{name: root}}
 	var wg sync.WaitGroup
 	for range opt.Workers {
@@ -76,8 +81,8 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 
 	var err error
 	if c.ctx.Err() == nil {
-		if !opt.SkipOrphans {
-			c.orphans()
+		if !opt.SkipOrphans && !opt.NoFollow && c.web == nil && !isRobots(root) {
+			c.orphans(root)
 		}
 		err = c.duplicates()
 	} else {
@@ -150,19 +155,36 @@ func (c *checker) work() {
 	}
 }
 
-// folderScope is the scope of the URLs of a file whose URL is fileURL.
-func (c *checker) folderScope(fileURL string) *encode.Scope {
+// folderScope is the scope of the URLs of a file whose URL is fileURL:
+// its folder, or its whole host when a robots.txt names it (the
+// protocol's cross-submission).
+func (c *checker) folderScope(fileURL string, robots bool) *encode.Scope {
 	if c.opt.Scope != nil {
 		return c.opt.Scope
 	}
 	if fileURL == "" {
 		return nil
 	}
-	s, err := encode.ParseScope(fileURL[:strings.LastIndexByte(fileURL, '/')+1])
+	folder := fileURL[:strings.LastIndexByte(fileURL, '/')+1]
+	if robots {
+		if u, err := url.Parse(fileURL); err == nil {
+			folder = u.Scheme + "://" + u.Host + "/"
+		}
+	}
+	s, err := encode.ParseScope(folder)
 	if err != nil {
 		return nil
 	}
 	return s
+}
+
+// isRobots reports whether a root name is a robots.txt (ours is NAME-robots.txt).
+func isRobots(name string) bool { return strings.HasSuffix(name, "robots.txt") }
+
+// opened is what an HTTP body tells beyond its bytes.
+type opened interface {
+	URL() string             // where the file was read after redirects
+	ContentEncoding() string // "gzip" when the body is gzip-encoded in transit
 }
 
 // checkFile checks one file and returns the files it references.
@@ -170,29 +192,39 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Lock()
 	num := uint32(len(c.names))
 	c.names = append(c.names, t.name)
-	fileURL := ""
-	if c.base != "" {
-		fileURL = c.base + t.name
-	}
-	sc := c.folderScope(fileURL)
-	c.scopes = append(c.scopes, sc)
+	c.scopes = append(c.scopes, nil)
 	c.mu.Unlock()
 
 	rc, err := c.files.Open(c.ctx, t.name)
 	if err != nil {
-		switch {
-		case t.parent == "" && errors.Is(err, fs.ErrNotExist):
-			c.report(Problem{File: t.name, Code: CodeMissingFile, Message: "the root file does not exist"})
-		case errors.Is(err, fs.ErrNotExist):
-			c.report(Problem{File: t.parent, Line: t.line, Code: CodeMissingFile, Message: "listed file " + t.name + " does not exist", Value: t.loc})
-		case c.ctx.Err() == nil:
-			c.report(Problem{File: t.name, Code: CodeUnreadable, Message: err.Error()})
-		}
+		c.openError(t, err)
 		return nil
 	}
 	defer rc.Close()
+	if t.depth == 0 && t.parent == "" && isRobots(t.name) {
+		return c.robots(t, rc)
+	}
+	fileURL, encoding := "", ""
+	switch {
+	case c.web != nil:
+		fileURL = t.name
+		if o, ok := rc.(opened); ok {
+			fileURL, encoding = o.URL(), o.ContentEncoding()
+		}
+	default:
+		c.mu.Lock()
+		if c.base != "" {
+			fileURL = c.base + t.name
+		}
+		c.mu.Unlock()
+	}
+	sc := c.folderScope(fileURL, t.robots)
+	c.mu.Lock()
+	c.scopes[num] = sc
+	c.mu.Unlock()
+
 	p := &parser{c: c, name: t.name, file: num, enc: encode.NewEncoder(sc, nil), rawEnc: encode.NewEncoder(nil, nil),
-		recs: make([]record, 0, 4096)}
+		recs: make([]record, 0, 4096), encoding: encoding}
 	size := p.parse(c.ctx, rc)
 	if len(p.recs) > 0 {
 		c.dupes.add(p.recs)
@@ -210,7 +242,7 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Unlock()
 
 	lim := c.opt.Limits
-	if lim.MaxBytes > 0 && size > int64(lim.MaxBytes) {
+	if lim.MaxBytes > 0 && size > int64(lim.MaxBytes) && !p.tooLarge {
 		c.report(Problem{File: t.name, Code: CodeTooManyBytes,
 			Message: fmt.Sprintf("%d bytes uncompressed, more than the limit of %d", size, lim.MaxBytes)})
 	}
@@ -221,9 +253,12 @@ func (c *checker) checkFile(t task) []task {
 	if p.kind != kindIndex {
 		return nil
 	}
-	if lim.MaxEntries > 0 && len(p.entries) > lim.MaxEntries {
+	if lim.MaxEntries > 0 && p.nentries > lim.MaxEntries {
 		c.report(Problem{File: t.name, Code: CodeTooManyEntries,
-			Message: fmt.Sprintf("%d entries, more than the limit of %d", len(p.entries), lim.MaxEntries)})
+			Message: fmt.Sprintf("%d entries, more than the limit of %d", p.nentries, lim.MaxEntries)})
+	}
+	if c.opt.NoFollow {
+		return nil
 	}
 	if lim.MaxDepth > 0 && t.depth >= lim.MaxDepth {
 		c.report(Problem{File: t.name, Code: CodeTooDeep,
@@ -232,17 +267,111 @@ func (c *checker) checkFile(t task) []task {
 	}
 	var children []task
 	for _, e := range p.entries {
-		if ch, ok := c.mapEntry(t, e); ok {
+		if ch, ok := c.mapEntry(t, e, fileURL, false); ok {
 			children = append(children, ch)
 		}
 	}
 	return children
 }
 
-// mapEntry turns an index entry into the task of checking the file it names.
-func (c *checker) mapEntry(t task, e entry) (task, bool) {
+// openError reports a file that could not be opened: where it is listed
+// when it is listed, else as the root.
+func (c *checker) openError(t task, err error) {
+	p := Problem{File: t.name, Code: CodeUnreadable, Message: err.Error()}
+	if t.parent != "" {
+		p.File, p.Line, p.Value = t.parent, t.line, t.loc
+	}
+	var redirect *RedirectError
+	var notXML *NotXMLError
+	switch {
+	case c.ctx.Err() != nil:
+		return
+	case errors.As(err, &redirect):
+		p.Code = CodeRedirect
+	case errors.As(err, &notXML):
+		p.Code = CodeNotXML
+	case errors.Is(err, ErrNotRegular):
+		p.Code = CodeNotRegular
+	case errors.Is(err, fs.ErrNotExist):
+		p.Code = CodeMissingFile
+		switch {
+		case t.parent == "":
+			p.Message = "the root file does not exist"
+		default:
+			p.Message = "listed file " + t.name + " does not exist"
+		}
+		var st *StatusError
+		if errors.As(err, &st) {
+			p.Message += ": " + st.Error()
+		}
+	}
+	c.report(p)
+}
+
+// maxRobots is the most of a robots.txt read (Google reads 500 KiB).
+const maxRobots = 500 << 10
+
+// robots reads the Sitemap: lines of a robots.txt; each is a root.
+func (c *checker) robots(t task, r io.Reader) []task {
+	sc := bufio.NewScanner(io.LimitReader(r, maxRobots))
+	sc.Buffer(make([]byte, 0, 4096), maxRobots)
+	var children []task
+	line, lines := 0, 0 // lines: Sitemap: lines
+	for sc.Scan() {
+		line++
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok || !strings.EqualFold(strings.TrimSpace(key), "sitemap") {
+			continue
+		}
+		lines++
+		loc := strings.TrimSpace(val)
+		if i := strings.IndexByte(loc, '#'); i >= 0 && strings.Contains(loc[:i], " ") {
+			loc = strings.TrimSpace(loc[:i]) // a trailing comment
+		}
+		e := entry{loc: loc, line: line}
+		if !hasPrefixFold([]byte(loc), "http://") && !hasPrefixFold([]byte(loc), "https://") {
+			c.report(Problem{File: t.name, Line: line, Code: reasonCode(encode.NotHTTP),
+				Message: "a Sitemap: line must hold an absolute http or https URL", Value: loc})
+			continue
+		}
+		if ch, ok := c.mapEntry(t, e, "", true); ok {
+			children = append(children, ch)
+		}
+	}
+	if err := sc.Err(); err != nil && c.ctx.Err() == nil {
+		c.report(Problem{File: t.name, Code: CodeUnreadable, Message: fmt.Sprintf("robots.txt: %v", err)})
+	}
+	if lines == 0 {
+		c.report(Problem{File: t.name, Code: CodeNoSitemap, Message: "robots.txt has no Sitemap: line"})
+	}
+	for i := range children {
+		children[i].depth = 0
+	}
+	return children
+}
+
+// mapEntry turns an index entry (or a robots.txt line) into the task of
+// checking the file it names. Over HTTP the name is the URL itself, on the
+// host of the index that lists it; else it is the path under the public
+// folder URL.
+func (c *checker) mapEntry(t task, e entry, indexURL string, fromRobots bool) (task, bool) {
 	norm, _ := encode.NewEncoder(nil, nil).AppendLoc(nil, []byte(e.loc))
 	loc := strings.NewReplacer("&amp;", "&", "&apos;", "'").Replace(string(norm))
+	if c.web != nil {
+		u, err := url.Parse(loc)
+		ok := err == nil && u.Fragment == "" && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+		if ok && !fromRobots {
+			iu, err := url.Parse(indexURL)
+			ok = err == nil && sameHost(iu, u)
+		}
+		if !ok {
+			c.report(Problem{File: t.name, Line: e.line, Code: CodeNotMapped,
+				Message: "loc is not a sitemap URL on the index's own host", Value: e.loc})
+			return task{}, false
+		}
+		return task{name: loc, depth: t.depth + 1, parent: t.name, line: e.line, loc: e.loc, robots: fromRobots},
+			c.claim(t, e, loc)
+	}
 	c.mu.Lock()
 	if c.base == "" {
 		c.base = loc[:strings.LastIndexByte(loc, '/')+1] // the first entry's folder
@@ -262,7 +391,7 @@ func (c *checker) mapEntry(t task, e entry) (task, bool) {
 			Message: "loc is not a file under the public URL " + base, Value: e.loc})
 		return task{}, false
 	}
-	return task{name: rel, depth: t.depth + 1, parent: t.name, line: e.line, loc: e.loc}, c.claim(t, e, rel)
+	return task{name: rel, depth: t.depth + 1, parent: t.name, line: e.line, loc: e.loc, robots: fromRobots}, c.claim(t, e, rel)
 }
 
 // claim marks rel as listed, reporting a second listing.
@@ -279,46 +408,93 @@ func (c *checker) claim(t task, e entry, rel string) bool {
 	return true
 }
 
-// orphans reports sitemap files in the folder that nothing references.
-func (c *checker) orphans() {
+// ownName matches the names generate gives the files of a set: shards
+// STEM-000001-0123456789.xml.gz and indexes STEM-index-0001-0123456789.xml
+// (older runs wrote them without the content sum).
+var ownName = regexp.MustCompile(`^-(index-)?[0-9]{4,}(-[0-9a-f]{10})?\.xml(\.gz)?$`)
+
+// manifest holds the fields of NAME.manifest.json that say which files the
+// published generation and the kept earlier ones use. (It mirrors the
+// publishing side's manifest: only these fields are read.)
+type manifest struct {
+	Files    []manifestFile `json:"files"`
+	Previous []struct {
+		Files []manifestFile `json:"files"`
+	} `json:"previous"`
+}
+
+type manifestFile struct {
+	Name string `json:"name"`
+}
+
+// maxManifest bounds the bytes read of a manifest.
+const maxManifest = 64 << 20
+
+// orphans reports the files of this set's own stem (the root's name without
+// .xml) in the folder that nothing lists and no kept generation of the
+// manifest uses. Other stems' sets and unrelated files are not this set's.
+func (c *checker) orphans(root string) {
+	stem, ok := strings.CutSuffix(root, ".xml")
+	if !ok || strings.Contains(root, "/") {
+		return // not a root of ours: no files of ours to look for
+	}
 	names, err := c.files.List(c.ctx)
 	if err != nil {
 		c.report(Problem{File: c.rep.Root, Code: CodeUnreadable, Message: err.Error()})
 		return
 	}
+	kept := map[string]bool{}
+	if rc, err := c.files.Open(c.ctx, stem+".manifest.json"); err == nil {
+		var m manifest
+		err := json.NewDecoder(io.LimitReader(rc, maxManifest)).Decode(&m)
+		rc.Close()
+		if err != nil {
+			c.report(Problem{File: stem + ".manifest.json", Code: CodeUnreadable, Message: fmt.Sprintf("manifest: %v", err)})
+		}
+		for _, f := range m.Files {
+			kept[f.Name] = true
+		}
+		for _, g := range m.Previous {
+			for _, f := range g.Files {
+				kept[f.Name] = true
+			}
+		}
+	}
 	slices.Sort(names)
 	for _, n := range names {
-		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".xml") || strings.HasSuffix(n, ".xml.gz")) {
+		rest, ok := strings.CutPrefix(n, stem)
+		if !ok || !ownName.MatchString(rest) || kept[n] {
 			continue
 		}
 		c.mu.Lock()
 		listed := c.listed[n]
 		c.mu.Unlock()
 		if !listed {
-			c.report(Problem{File: n, Code: CodeOrphan, Message: "sitemap file in the folder that no index of the set lists"})
+			c.report(Problem{File: n, Code: CodeOrphan, Message: "a file of set " + stem + " that no index of the set lists and no kept generation of " + stem + ".manifest.json uses"})
 		}
 	}
 }
 
-// dup is a duplicate found by fingerprint, to confirm by reading the URLs.
-type dup struct{ first, again record }
-
-// maxDupDetail bounds the duplicates confirmed and listed one by one.
+// maxDupDetail bounds the duplicates listed one by one (the rest are counted).
 const maxDupDetail = 100000
 
-// duplicates merges the fingerprints, reads back the URLs of the
-// candidates, and reports each URL listed again after its first place.
+// duplicates merges the fingerprints and reports each URL listed again
+// after its first place.
 func (c *checker) duplicates() error {
-	var cands []dup
 	names := c.names
-	err := c.dupes.groups(func(g []record, extra int) {
+	listed := 0
+	return c.dupes.groups(func(g []record, extra int) {
 		slices.SortFunc(g, func(a, b record) int {
 			return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord))
 		})
 		for _, r := range g[1:] {
-			if len(cands) < maxDupDetail {
-				cands = append(cands, dup{g[0], r})
+			if listed >= maxDupDetail || c.ctx.Err() != nil {
+				extra++
+				continue
 			}
+			listed++
+			c.report(Problem{File: names[r.file], Line: int(r.line), Code: CodeDuplicateURL,
+				Message: fmt.Sprintf("URL already listed at %s:%d", names[g[0].file], g[0].line), Value: c.dupes.text(r, g[0])})
 		}
 		if extra > 0 {
 			c.mu.Lock()
@@ -327,88 +503,19 @@ func (c *checker) duplicates() error {
 			c.mu.Unlock()
 		}
 	})
-	if err != nil || len(cands) == 0 {
-		return err
-	}
-	want := map[uint32]map[uint32]string{}
-	for _, d := range cands {
-		for _, r := range []record{d.first, d.again} {
-			if want[r.file] == nil {
-				want[r.file] = map[uint32]string{}
-			}
-			want[r.file][r.ord] = ""
-		}
-	}
-	for f, ords := range want {
-		if err := c.readLocs(names[f], ords); err != nil {
-			return err
-		}
-	}
-	enc := encode.NewEncoder(nil, nil)
-	for _, d := range cands {
-		a, b := want[d.first.file][d.first.ord], want[d.again.file][d.again.ord]
-		na, _ := enc.AppendLoc(nil, []byte(a))
-		nb, _ := enc.AppendLoc(nil, []byte(b))
-		if a == "" || string(na) != string(nb) {
-			continue // a fingerprint collision
-		}
-		c.report(Problem{File: names[d.again.file], Line: int(d.again.line), Code: CodeDuplicateURL,
-			Message: fmt.Sprintf("URL already listed at %s:%d", names[d.first.file], d.first.line), Value: b})
-		if c.ctx.Err() != nil {
-			break
-		}
-	}
-	return nil
 }
 
-// readLocs reads back the <loc>s of the given URL ordinals of a sitemap.
-func (c *checker) readLocs(name string, ords map[uint32]string) error {
-	rc, err := c.files.Open(c.ctx, name)
-	if err != nil {
-		return fmt.Errorf("duplicate check: %w", err)
+// sameHost reports whether two URLs are on one host: same scheme, host
+// (case-insensitive) and port, default ports normalised.
+func sameHost(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
 	}
-	defer rc.Close()
-	r, err := decompressed(rc)
-	if err != nil {
-		return fmt.Errorf("duplicate check: %s: %w", name, err)
-	}
-	t := newTokenizer(r, readLatin1)
-	defer t.close()
-	var ord uint32
-	depth, inLoc := 0, false
-	var text []byte
-	for {
-		err := t.next()
-		if err == io.EOF {
-			return nil
-		}
-		var syntax *xml.SyntaxError
-		if errors.As(err, &syntax) {
-			return nil // reported by the first pass, which read no URL past it either
-		}
-		if err != nil {
-			return fmt.Errorf("duplicate check: %s: %w", name, err)
-		}
-		switch t.kind {
-		case tokStart:
-			depth++
-			if depth == 2 && t.name.Local == "url" {
-				ord++
-			}
-			inLoc = depth == 3 && t.name.Local == "loc"
-			text = text[:0]
-		case tokText:
-			if inLoc && len(text) < maxText {
-				text = append(text, t.data...)
-			}
-		case tokEnd:
-			if inLoc {
-				if _, ok := ords[ord]; ok {
-					ords[ord] = string(trimXML(text))
-				}
-				inLoc = false
-			}
-			depth--
-		}
-	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
