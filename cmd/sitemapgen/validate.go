@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -22,13 +24,18 @@ import (
 const validateUsage = `Usage: sitemapgen validate [flags] ROOT
 
 Checks a published sitemap set: ROOT is a sitemap or index file (plain or
-gzip), a folder holding NAME.xml, or s3://bucket/prefix/ (holding NAME.xml)
-or s3://bucket/prefix/FILE.xml. It walks ROOT and every file it
-references and reports each problem on one line (FILE:LINE: CODE: what:
-"value"), then a summary on stderr: XML well-formedness, the rules of
-sitemap.xsd, siteindex.xsd and the image, video, news, mobile and xhtml:link
-extension schemas, the limits, escaping, scope, missing and orphan files,
-and duplicate URLs across the set. No xmllint is needed.
+gzip), a folder holding NAME.xml, s3://bucket/prefix/ (holding NAME.xml) or
+s3://bucket/prefix/FILE.xml, or the http:// or https:// URL of a sitemap, an
+index or a robots.txt (each of its Sitemap: lines is a root). It walks ROOT
+and every file it references and reports each problem on one line
+(FILE:LINE: CODE: what: "value"), then a summary on stderr: XML
+well-formedness, the rules of sitemap.xsd, siteindex.xsd and the image,
+video, news, mobile and xhtml:link extension schemas, the limits, escaping,
+scope, missing and orphan files, duplicate URLs across the set, and over
+HTTP the status, redirects, encodings and soft 404s. No xmllint is needed.
+Orphans are looked for only when ROOT is a folder or a set's root index
+(NAME.xml beside NAME.manifest.json), among the file names of set NAME.
+See docs/validate.md.
 
 Exit status: 0 no problem; 1 problems found; 2 usage error.
 
@@ -41,8 +48,13 @@ type validateFlags struct {
 	s3PathStyle                         bool
 	maxURLs, maxBytes, maxEntries       int
 	maxDepth, maxProblems, workers      int
-	protocolMax                         bool
+	protocolMax, noFollow               bool
+	httpConcurrency, httpRetries        int
+	httpTimeout                         time.Duration
 }
+
+// httpBackoff is the first wait before an HTTP retry (tests shorten it).
+var httpBackoff = time.Second
 
 func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	f := &validateFlags{}
@@ -64,6 +76,10 @@ func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.IntVar(&f.maxProblems, "max-problems", 1000, "stop after this many problems (0: no limit)")
 	fs.IntVar(&f.workers, "workers", 0, "files checked at once (default: all cores)")
 	fs.StringVar(&f.tmp, "tmp", "", "folder for the duplicate check's temporary runs (default: the system's)")
+	fs.BoolVar(&f.noFollow, "no-follow", false, "check ROOT alone: do not walk the files an index lists")
+	fs.IntVar(&f.httpConcurrency, "http-concurrency", 4, "HTTP requests at once per host")
+	fs.DurationVar(&f.httpTimeout, "http-timeout", 30*time.Second, "HTTP: the longest wait for a response or for each read of its body")
+	fs.IntVar(&f.httpRetries, "http-retries", 3, "HTTP: retries after a 5xx or 429 status, a network error or a timeout (backoff from 1s, Retry-After honoured up to 60s)")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path)")
 	return fs, f
@@ -118,8 +134,12 @@ func summarize(w io.Writer, where string, rep *check.Report) {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
+	root := rep.Root
+	if where != "" {
+		root = filepath.Join(where, rep.Root)
+	}
 	fmt.Fprintf(w, "%s %s: %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed, %d problems",
-		verdict, filepath.Join(where, rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+		verdict, root, rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
 	if len(rep.ByCode) > 0 {
 		codes := make([]string, 0, len(rep.ByCode))
 		for c, n := range rep.ByCode {
@@ -149,7 +169,7 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 	if opt.MaxURLs < 1 || opt.MaxBytes < 1 || opt.MaxEntries < 1 || opt.MaxDepth < 1 || f.maxProblems < 0 {
 		return nil, "", opt, usageError{errors.New("limits must be positive")}
 	}
-	opt.MaxProblems, opt.Workers, opt.TempDir = f.maxProblems, f.workers, f.tmp
+	opt.MaxProblems, opt.Workers, opt.TempDir, opt.NoFollow = f.maxProblems, f.workers, f.tmp, f.noFollow
 	var err error
 	if f.publicURL != "" {
 		if opt.PublicURL, err = encode.ParseScope(f.publicURL); err != nil {
@@ -160,6 +180,23 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 		if opt.Scope, err = encode.ParseScope(f.scope); err != nil {
 			return nil, "", opt, usageError{fmt.Errorf("--scope: %w", err)}
 		}
+	}
+	if strings.HasPrefix(rootArg, "http://") || strings.HasPrefix(rootArg, "https://") {
+		if f.httpConcurrency < 1 || f.httpTimeout <= 0 || f.httpRetries < 0 {
+			return nil, "", opt, usageError{errors.New("--http-concurrency and --http-timeout must be positive, --http-retries 0 or more")}
+		}
+		if u, err := url.Parse(rootArg); err != nil || u.Host == "" {
+			return nil, "", opt, usageError{fmt.Errorf("ROOT %q: not a URL", rootArg)}
+		}
+		retries := f.httpRetries
+		if retries == 0 {
+			retries = -1 // check.HTTP's zero is its default
+		}
+		opt.SkipOrphans = true // a web server lists no folder
+		return &check.HTTP{
+			UserAgent:   "sitemapgen/" + versionString() + " (+https://github.com/sitemapgen/sitemapgen)",
+			Concurrency: f.httpConcurrency, Timeout: f.httpTimeout, Retries: retries, Backoff: httpBackoff,
+		}, rootArg, opt, nil
 	}
 	if strings.HasPrefix(rootArg, "s3://") {
 		// s3://bucket/prefix/ holds NAME.xml; s3://bucket/prefix/file.xml is the root itself.
@@ -175,7 +212,13 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 		if err != nil {
 			return nil, "", opt, err
 		}
-		return check.SinkFiles{Sink: s}, root, opt, nil
+		files := check.SinkFiles{Sink: s}
+		opt.SkipOrphans = !setRoot(ctx, files, root)
+		return files, root, opt, nil
+	}
+	// A link given as ROOT is what the user names: check what it points at.
+	if target, err := filepath.EvalSymlinks(rootArg); err == nil {
+		rootArg = target
 	}
 	fi, err := os.Stat(rootArg)
 	if err != nil {
@@ -184,7 +227,26 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 	if fi.IsDir() {
 		return check.Dir(rootArg), f.name + ".xml", opt, nil
 	}
-	return check.Dir(filepath.Dir(rootArg)), filepath.Base(rootArg), opt, nil
+	files, root := check.Dir(filepath.Dir(rootArg)), filepath.Base(rootArg)
+	opt.SkipOrphans = !setRoot(ctx, files, root)
+	return files, root, opt, nil
+}
+
+// setRoot reports whether a file given as ROOT is the root index of a set
+// of ours, NAME.xml beside NAME.manifest.json: then its folder is checked
+// for orphans of set NAME. Any other single file is a check of that file
+// and of what it references, not of its folder.
+func setRoot(ctx context.Context, files check.Files, root string) bool {
+	stem, ok := strings.CutSuffix(root, ".xml")
+	if !ok {
+		return false
+	}
+	rc, err := files.Open(ctx, stem+".manifest.json")
+	if err != nil {
+		return false
+	}
+	rc.Close()
+	return true
 }
 
 // errVerify reports a written set that validate finds problems in.
