@@ -148,3 +148,96 @@ func TestGenerateVerify(t *testing.T) {
 		t.Errorf("a failed verify left files: %v", ents)
 	}
 }
+
+// TestValidateExamplesAlone: each file of shared/schemas/examples given on
+// its own, beside the 15 others, is a check of that file: every valid-*
+// passes, every invalid-* fails with its code, and the neighbours are not
+// orphans. --no-follow checks an index alone; without it the index's
+// three absent sitemaps are missing_file.
+func TestValidateExamplesAlone(t *testing.T) {
+	dir := "../../check/testdata/examples"
+	want := map[string]string{
+		"invalid-changefreq.xml": "changefreq_invalid", "invalid-element-order.xml": "unexpected_element",
+		"invalid-image-missing-loc.xml": "missing_element", "invalid-lastmod-format.xml": "lastmod_invalid",
+		"invalid-no-namespace.xml": "wrong_root", "invalid-not-well-formed.xml": "not_well_formed",
+		"invalid-priority-out-of-range.xml": "priority_invalid", "invalid-priority-out-of-range.xml.gz": "priority_invalid",
+		"invalid-sitemapindex-missing-loc.xml": "missing_element", "invalid-unknown-extension-namespace.xml": "unknown_extension",
+		"invalid-url-missing-loc.xml": "missing_element",
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) < 16 {
+		t.Fatalf("%d examples: %v", len(ents), err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		code, stdout, stderr := sitemapgen(t, "", "validate", "--no-follow", filepath.Join(dir, name))
+		switch {
+		case strings.HasPrefix(name, "valid-"):
+			if code != 0 {
+				t.Errorf("%s: exit %d\n%s%s", name, code, stdout, stderr)
+			}
+		case want[name] == "":
+			t.Errorf("%s: no expectation", name)
+		case code != 1 || !strings.Contains(stdout, ": "+want[name]+": ") || strings.Contains(stdout, "orphan_file"):
+			t.Errorf("%s: exit %d, want %s\n%s", name, code, want[name], stdout)
+		}
+	}
+	for _, name := range []string{"valid-sitemapindex.xml", "valid-sitemapindex.xml.gz"} {
+		code, stdout, _ := sitemapgen(t, "", "validate", filepath.Join(dir, name))
+		if code != 1 || strings.Count(stdout, ": missing_file: ") != 3 || strings.Count(stdout, "\n") != 3 {
+			t.Errorf("%s followed: exit %d, want 3 missing_file\n%s", name, code, stdout)
+		}
+	}
+	for _, name := range []string{"valid-urlset-minimal.xml", "valid-urlset-extensions.xml.gz"} {
+		if code, stdout, _ := sitemapgen(t, "", "validate", filepath.Join(dir, name)); code != 0 {
+			t.Errorf("%s followed: exit %d\n%s", name, code, stdout)
+		}
+	}
+}
+
+// TestValidateAfterTwoGenerates: generate twice into one folder (the first
+// generation's shards are kept for crawlers), with an unrelated file and
+// another stem's set beside it: validate on the folder and on its root
+// passes; an unlisted file of the set's own naming is an orphan.
+func TestValidateAfterTwoGenerates(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	// The second run changes every shard: the first run's are kept (--keep-generations 1).
+	for i, in := range []string{"../../testdata/sample.csv", uniqueInput(t, 2500)} {
+		if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100", in); code != 0 {
+			t.Fatalf("generate %d: exit %d\n%s", i, code, stderr)
+		}
+	}
+	if shards, _ := filepath.Glob(filepath.Join(out, "sitemap-0*.xml.gz")); len(shards) <= 25 {
+		t.Fatalf("no kept generation: %v", shards)
+	}
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--name", "other", uniqueInput(t, 50)); code != 0 {
+		t.Fatalf("generate other: exit %d\n%s", code, stderr)
+	}
+	os.WriteFile(filepath.Join(out, "feed.xml"), []byte("<rss/>"), 0o644)
+	os.WriteFile(filepath.Join(out, "browserconfig.xml"), []byte("<browserconfig/>"), 0o644)
+	for _, root := range []string{out, filepath.Join(out, "sitemap.xml")} {
+		if code, stdout, stderr := sitemapgen(t, "", "validate", root); code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", root, code, stdout, stderr)
+		}
+	}
+	stray := "sitemap-000077-0123456789.xml.gz"
+	b, _ := os.ReadFile(filepath.Join(out, "feed.xml"))
+	os.WriteFile(filepath.Join(out, stray), b, 0o644)
+	for _, root := range []string{out, filepath.Join(out, "sitemap.xml")} {
+		code, stdout, _ := sitemapgen(t, "", "validate", root)
+		if code != 1 || stdout != stray+": orphan_file: a file of set sitemap that no index of the set lists and no kept generation of sitemap.manifest.json uses\n" {
+			t.Errorf("%s: exit %d\n%s", root, code, stdout)
+		}
+	}
+}
+
+// TestValidateBOM: a UTF-8 byte order mark before the XML declaration is
+// allowed (XML 1.0, appendix F).
+func TestValidateBOM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bom.xml")
+	os.WriteFile(path, []byte("\xef\xbb\xbf"+`<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://www.example.com/a</loc></url></urlset>`+"\n"), 0o644)
+	if code, stdout, stderr := sitemapgen(t, "", "validate", path); code != 0 {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
