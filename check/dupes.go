@@ -29,9 +29,12 @@ import (
 // set size (about 1e-21 for a billion URLs), so the files are not read a
 // second time to confirm the duplicates.
 //
-// A report names the repeated URL: a fixed 8 MiB bit set of fingerprints
-// seen so far catches each URL whose fingerprint may have been seen before,
-// and its text is kept (at most maxDupDetail of them) for the report.
+// A report names the repeated URL: the texts of the first smallSet URLs
+// are kept, and past them an 8 MiB bit set of the fingerprints seen so far
+// catches each URL whose fingerprint may have been seen before, whose text
+// is then kept too (at most maxDupDetail texts in all). Small sets, as
+// generate --verify and the tests check, cost neither the bit set nor the
+// run buffer: both grow with the URLs.
 
 // record is one URL's fingerprint and place.
 type record struct {
@@ -44,6 +47,9 @@ const recordSize = 28
 // seenBits is the size of the bit set of fingerprints seen (8 MiB).
 const seenBits = 1 << 26
 
+// smallSet is the number of URLs whose texts are all kept.
+const smallSet = 4096
+
 // place is a URL's file and ordinal: the key of a kept URL text.
 type place struct{ file, ord uint32 }
 
@@ -51,10 +57,12 @@ type dupes struct {
 	seed, seed2 maphash.Seed
 	dir         string
 	parts       int // sorts of the in-memory records run at once
-	seen        []atomic.Uint64
+	limit       int // records held before a run is spilled
 
-	tmu   sync.Mutex
-	texts map[place]string // URLs whose fingerprint may have been seen before
+	tmu    sync.Mutex
+	hashed int
+	seen   []atomic.Uint64   // allocated past smallSet URLs
+	texts  map[place]string // URLs whose fingerprint may have been seen before
 
 	mu   sync.Mutex
 	buf  []record
@@ -63,17 +71,28 @@ type dupes struct {
 }
 
 func newDupes(dir string, runRecords, parts int) *dupes {
-	return &dupes{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), dir: dir, parts: parts,
-		buf: make([]record, 0, runRecords), seen: make([]atomic.Uint64, seenBits/64), texts: map[place]string{}}
+	return &dupes{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), dir: dir, parts: parts, limit: runRecords,
+		texts: map[place]string{}}
 }
 
 // hash fingerprints a normalised URL, and keeps its text when the
 // fingerprint may have been seen before: it may be a duplicate.
 func (d *dupes) hash(b []byte, file, ord uint32, text []byte) (uint64, uint64) {
 	h, h2 := maphash.Bytes(d.seed, b), maphash.Bytes(d.seed2, b)
+	d.tmu.Lock()
+	if d.hashed++; d.hashed <= smallSet {
+		d.texts[place{file, ord}] = string(text)
+		d.tmu.Unlock()
+		return h, h2
+	}
+	if d.seen == nil {
+		d.seen = make([]atomic.Uint64, seenBits/64)
+	}
+	seen := d.seen
+	d.tmu.Unlock()
 	bit := h2 & (seenBits - 1)
 	mask := uint64(1) << (bit & 63)
-	if d.seen[bit>>6].Or(mask)&mask != 0 {
+	if seen[bit>>6].Or(mask)&mask != 0 {
 		d.tmu.Lock()
 		if len(d.texts) < maxDupDetail {
 			d.texts[place{file, ord}] = string(text)
@@ -100,10 +119,10 @@ func (d *dupes) add(rs []record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for len(rs) > 0 {
-		n := min(len(rs), cap(d.buf)-len(d.buf))
+		n := min(len(rs), d.limit-len(d.buf))
 		d.buf = append(d.buf, rs[:n]...)
 		rs = rs[n:]
-		if len(d.buf) == cap(d.buf) && d.err == nil {
+		if len(d.buf) >= d.limit && d.err == nil {
 			d.err = d.spill()
 		}
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"io/fs"
@@ -28,6 +29,7 @@ func FuzzSet(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/</loc></url><url><loc>https://A.example:443/</loc></url></urlset>`))
+	f.Add([]byte("\xef\xbb\xbf" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><!-- x --><url><loc>https://a.example/</loc></url></urlset>`))
 	f.Add([]byte(`<?xml version="1.0" encoding="latin1"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://a.example/root.xml</loc></sitemap></sitemapindex>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rep, err := Set(context.Background(), WithFile(noFiles{}, "root.xml", data), "root.xml",
@@ -65,4 +67,31 @@ func TestDuplicatesBeforeSyntaxError(t *testing.T) {
 	if rep.ByCode[CodeDuplicateURL] != 1 || rep.OK() || rep.Problems < 2 {
 		t.Fatalf("problems %v; want the duplicate and the syntax error", rep.ByCode)
 	}
+}
+
+// FuzzRobots feeds arbitrary bytes to the validator as a robots.txt root:
+// no panic, a report that adds up, and a robots.txt without a Sitemap:
+// line is always reported.
+func FuzzRobots(f *testing.F) {
+	f.Add([]byte("User-agent: *\nDisallow:\nSitemap: https://a.example/sitemap.xml\n"))
+	f.Add([]byte("sitemap:https://a.example/s.xml # comment\nSITEMAP : http://b.example/x.xml.gz\r\nSitemap: /relative.xml\n"))
+	f.Add([]byte("User-agent: *\n"))
+	f.Add([]byte("Sitemap: https://a.example/a/../b.xml\nSitemap: https://a.example/s.xml\nSitemap: https://a.example/s.xml\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep, err := Set(context.Background(), WithFile(noFiles{}, "robots.txt", data), "robots.txt",
+			Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir(), MaxProblems: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for _, n := range rep.ByCode {
+			sum += n
+		}
+		if sum != rep.Problems || (rep.Problems == 0) != rep.OK() {
+			t.Fatalf("report does not add up: %d problems, by code %v", rep.Problems, rep.ByCode)
+		}
+		if !bytes.Contains(bytes.ToLower(data), []byte("sitemap")) && rep.ByCode[CodeNoSitemap] != 1 {
+			t.Fatalf("no Sitemap: line, no no_sitemap problem: %v", rep.List)
+		}
+	})
 }

@@ -36,6 +36,13 @@ var tokenSeeds = []string{
 	`<a></a >`, `<a></a x>`, `</a>`, `<a></b>`, `<a>`, `<a`, `<`, `<a/`, `<a /x>`, ``, `   `, "\ufeff<a/>",
 	"<a>\x00</a>", "<a>\x7f</a>", "<a>\xff</a>", "<a>\xe2\x82</a>", "<a>\xe2\x82", "<a>\xef\xbf\xbe</a>", "<a>\xef\xbf\xbd</a>",
 	"<a>ü€😀</a>", "<a b='ü'/>", "<a>\t\n</a>\n", `<a>text`, "<a/>\n<b/>",
+	// Longer than the small windows of the tests: read in pieces.
+	"<a>" + strings.Repeat("long text ]] ]]]\r\n &amp; &#x1F600; ü ", 20) + "</a>",
+	"<a>" + strings.Repeat("x", 100) + "]]>" + strings.Repeat("y", 100) + "</a>",
+	"<a><!--" + strings.Repeat("comment - -\n", 30) + "--></a>",
+	"<a><!--" + strings.Repeat("comment - -\n", 30) + "-- x --></a>",
+	"<a><!--" + strings.Repeat("comment - -\n", 30),
+	"<a>" + strings.Repeat("text\r", 60),
 }
 
 // rawTokens lists the tokens of data read by encoding/xml alone (fast
@@ -252,5 +259,23 @@ func TestDuplicatesInLatin1(t *testing.T) {
 	}
 	if p := rep.List[len(rep.List)-1]; p.Code != CodeDuplicateURL || p.Line != 3 {
 		t.Errorf("duplicate reported as %v, want line 3", p)
+	}
+}
+
+// TestTokenizerPieces: a text or comment longer than the window is read by
+// the scanner in pieces, never handed to encoding/xml (which would hold it
+// whole), and the pieces make the same token.
+func TestTokenizerPieces(t *testing.T) {
+	for _, doc := range []string{
+		"<a>" + strings.Repeat("long text ]] ]]]\r\n &amp; &#x1F600; ü ", 200) + "</a>",
+		"<a><!--" + strings.Repeat("comment - -\n", 300) + "--></a>",
+		"<a>" + strings.Repeat("x", 5000) + "</a><!--" + strings.Repeat("-x", 5000) + "--><b/>",
+	} {
+		for _, w := range []int{64, 256} {
+			agree(t, []byte(doc), 7, w)
+			if toks, fellBack := rawTokens([]byte(doc), true, 7, w); fellBack {
+				t.Errorf("window %d: handed over to encoding/xml: %.200q", w, toks)
+			}
+		}
 	}
 }
