@@ -61,7 +61,7 @@ type dupes struct {
 
 	tmu    sync.Mutex
 	hashed int
-	seen   []atomic.Uint64   // allocated past smallSet URLs
+	seen   []atomic.Uint64  // allocated past smallSet URLs
 	texts  map[place]string // URLs whose fingerprint may have been seen before
 
 	mu   sync.Mutex
