@@ -2,7 +2,6 @@ package check
 
 import (
 	"bufio"
-	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -59,10 +58,11 @@ type dupes struct {
 	parts       int // sorts of the in-memory records run at once
 	limit       int // records held before a run is spilled
 
-	tmu    sync.Mutex
-	hashed int
-	seen   []atomic.Uint64  // allocated past smallSet URLs
-	texts  map[place]string // URLs whose fingerprint may have been seen before
+	hashed   atomic.Int64
+	seenOnce sync.Once
+	seen     []atomic.Uint64 // allocated past smallSet URLs
+	tmu      sync.Mutex
+	texts    map[place]string // URLs whose fingerprint may have been seen before
 
 	mu   sync.Mutex
 	buf  []record
@@ -72,27 +72,23 @@ type dupes struct {
 
 func newDupes(dir string, runRecords, parts int) *dupes {
 	return &dupes{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), dir: dir, parts: parts, limit: runRecords,
-		texts: map[place]string{}}
+		buf: make([]record, 0, min(runRecords, smallSet)), texts: map[place]string{}}
 }
 
 // hash fingerprints a normalised URL, and keeps its text when the
 // fingerprint may have been seen before: it may be a duplicate.
 func (d *dupes) hash(b []byte, file, ord uint32, text []byte) (uint64, uint64) {
 	h, h2 := maphash.Bytes(d.seed, b), maphash.Bytes(d.seed2, b)
-	d.tmu.Lock()
-	if d.hashed++; d.hashed <= smallSet {
+	if d.hashed.Add(1) <= smallSet {
+		d.tmu.Lock()
 		d.texts[place{file, ord}] = string(text)
 		d.tmu.Unlock()
 		return h, h2
 	}
-	if d.seen == nil {
-		d.seen = make([]atomic.Uint64, seenBits/64)
-	}
-	seen := d.seen
-	d.tmu.Unlock()
+	d.seenOnce.Do(func() { d.seen = make([]atomic.Uint64, seenBits/64) })
 	bit := h2 & (seenBits - 1)
 	mask := uint64(1) << (bit & 63)
-	if seen[bit>>6].Or(mask)&mask != 0 {
+	if w := &d.seen[bit>>6]; w.Load()&mask != 0 || w.Or(mask)&mask != 0 {
 		d.tmu.Lock()
 		if len(d.texts) < maxDupDetail {
 			d.texts[place{file, ord}] = string(text)
@@ -118,6 +114,11 @@ func (d *dupes) text(rs ...record) string {
 func (d *dupes) add(rs []record) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(d.buf)+len(rs) > cap(d.buf) && cap(d.buf) < d.limit {
+		// Past a small set, the whole run buffer at once: growing it by
+		// doubling would copy it again and again.
+		d.buf = append(make([]record, 0, max(d.limit, len(d.buf)+len(rs))), d.buf...)
+	}
 	for len(rs) > 0 {
 		n := min(len(rs), d.limit-len(d.buf))
 		d.buf = append(d.buf, rs[:n]...)
@@ -128,7 +129,21 @@ func (d *dupes) add(rs []record) {
 	}
 }
 
-func byHash(a, b record) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.h2, b.h2)) }
+// byHash orders records by fingerprint. (cmp.Or would compute both halves'
+// comparisons every time: this is the sort's inner loop.)
+func byHash(a, b record) int {
+	switch {
+	case a.h < b.h:
+		return -1
+	case a.h > b.h:
+		return 1
+	case a.h2 < b.h2:
+		return -1
+	case a.h2 > b.h2:
+		return 1
+	}
+	return 0
+}
 
 func (d *dupes) spill() error {
 	slices.SortFunc(d.buf, byHash)
