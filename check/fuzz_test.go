@@ -3,10 +3,13 @@ package check
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -94,4 +97,59 @@ func FuzzRobots(f *testing.F) {
 			t.Fatalf("no Sitemap: line, no no_sitemap problem: %v", rep.List)
 		}
 	})
+}
+
+// countingFiles counts the opens of each file.
+type countingFiles struct {
+	Files
+	mu    sync.Mutex
+	opens map[string]int
+}
+
+func (c *countingFiles) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	c.mu.Lock()
+	c.opens[name]++
+	c.mu.Unlock()
+	return c.Files.Open(ctx, name)
+}
+
+// TestDuplicatesOneRead: duplicates, also past the first smallSet URLs
+// and across files, are each reported once with the URL, and no file is
+// read twice to find them.
+func TestDuplicatesOneRead(t *testing.T) {
+	dir := t.TempDir()
+	const n = 3 * smallSet
+	for f := range 2 {
+		var b strings.Builder
+		b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for i := range n {
+			u := f*n + i
+			if i%20 == 19 {
+				u = i - 5 // a URL of the first file, listed again
+			}
+			fmt.Fprintf(&b, "<url><loc>https://a.example/p%d</loc></url>\n", u)
+		}
+		b.WriteString("</urlset>")
+		writeFile(t, dir, fmt.Sprintf("s%d.xml", f), gz(t, []byte(b.String())))
+	}
+	writeFile(t, dir, "index.xml", []byte(`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
+		`<sitemap><loc>https://a.example/s0.xml</loc></sitemap><sitemap><loc>https://a.example/s1.xml</loc></sitemap></sitemapindex>`))
+	files := &countingFiles{Files: Dir(dir), opens: map[string]int{}}
+	rep, err := Set(context.Background(), files, "index.xml", Options{Limits: Ours, TempDir: t.TempDir(), RunRecords: 1000, SkipOrphans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * n / 20; rep.ByCode[CodeDuplicateURL] != want || rep.Problems != want {
+		t.Fatalf("%d duplicates, want %d: %v", rep.ByCode[CodeDuplicateURL], want, rep.ByCode)
+	}
+	for _, p := range rep.List {
+		if !strings.HasPrefix(p.Value, "https://a.example/p") {
+			t.Fatalf("duplicate without its URL: %+v", p)
+		}
+	}
+	for name, k := range files.opens {
+		if k != 1 {
+			t.Errorf("%s opened %d times", name, k)
+		}
+	}
 }
