@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -367,5 +369,45 @@ func TestValidateHTTPScope(t *testing.T) {
 	}
 	if code, rep, out := s.validate(t, "/sub/moved.xml"); code != 1 || rep.ByCode[check.CodeRedirect] != 1 {
 		t.Errorf("redirect out of the folder: exit %d\n%s", code, out)
+	}
+}
+
+// TestValidateSIGTERM: a real validate process reading a body that trickles
+// in for ever, with a long timeout, exits at once on the first SIGTERM.
+func TestValidateSIGTERM(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for {
+			if _, err := w.Write([]byte(" ")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}))
+	defer srv.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS=validate --http-timeout 1h "+srv.URL+"/sitemap.xml")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no exit 5 s after SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1", code)
 	}
 }
