@@ -65,6 +65,10 @@ type Config struct {
 	// without releasing it, where the store cannot see it die (S3); 0:
 	// publish.DefaultLockTTL.
 	LockTTL time.Duration
+	// Now is the run's time: the index <lastmod> of every file whose content
+	// changes, and the manifest's time (zero: the clock). Fixing it makes
+	// runs reproducible.
+	Now     time.Time
 	DryRun  bool // everything but the writes; Report.Plan says what would happen
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
@@ -151,7 +155,6 @@ type run struct {
 	tx     *publish.Tx
 
 	mu       sync.Mutex
-	listed   []shard.Listed // by shard number - 1
 	files    []publish.File // by shard number - 1
 	readOK   atomic.Bool    // every input was read to its end without error
 	rowsRead atomic.Int64   // rows handed out by the inputs
@@ -212,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer releaseHeld(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Log: r.log,
+		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log,
 	})
 	if err != nil {
 		return finish(err)
@@ -592,11 +595,9 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
-		for len(r.listed) < s.Num {
-			r.listed = append(r.listed, shard.Listed{})
+		for len(r.files) < s.Num {
 			r.files = append(r.files, publish.File{})
 		}
-		r.listed[s.Num-1] = shard.Listed{Name: name, LastmodKey: s.LastmodKey, Lastmod: append([]byte(nil), s.Lastmod()...)}
 		r.files[s.Num-1] = u.file
 		r.rep.BytesUncompressed += int64(len(s.Data))
 		r.rep.BytesCompressed += int64(len(gz))
@@ -650,15 +651,16 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 // publish commits the transaction with the shards the run wrote.
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
-	rep.Shards = len(r.listed)
+	rep.Shards = len(r.files)
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
 	}
 	res, err := r.tx.Commit(ctx, publish.Set{
-		Shards: r.listed, Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
+		Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
 		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(),
 	})
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
 	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted
+	rep.ShardsNew, rep.ShardsUnchanged, rep.ShardsRemoved, rep.RobotsChanged = res.ShardsNew, res.ShardsUnchanged, res.ShardsRemoved, res.RobotsChanged
 	return err
 }
