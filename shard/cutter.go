@@ -50,7 +50,8 @@ func (s *Shard) Lastmod() []byte {
 }
 
 // Cutter packs entries into shards of at most MaxURLs entries and MaxBytes
-// bytes, and closes a shard only when the next entry would break a limit.
+// bytes. In CutTight mode it closes a shard only when the next entry would
+// break a limit; in CutStable mode also after an entry its Curve picks.
 // A Cutter is not safe for concurrent use, except for Recycle.
 type Cutter struct {
 	header   string
@@ -60,6 +61,8 @@ type Cutter struct {
 	n        int         // shards opened so far
 	buffers  int         // shard buffers allocated so far
 	free     chan *Shard // recycled shards, so buffers are reused
+	stable   *stable     // the curve of CutStable; nil for CutTight
+	cutNext  bool        // Add found a content-defined cut after the last entry: close before the next
 }
 
 // Buffers reports how many shard buffers c has allocated: the most shards
@@ -80,6 +83,35 @@ func NewCutterHeader(maxURLs, maxBytes int, header string) *Cutter {
 	return &Cutter{header: header, maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Shard, 16)}
 }
 
+// NewCutterMode returns a Cutter like NewCutterHeader whose cuts follow
+// mode: CutTight as NewCutterHeader, CutStable with DefaultCurve.
+func NewCutterMode(maxURLs, maxBytes int, header string, mode CutMode) *Cutter {
+	c := NewCutterHeader(maxURLs, maxBytes, header)
+	if mode == CutStable {
+		c.stable = newStable(DefaultCurve, maxURLs, maxBytes)
+	}
+	return c
+}
+
+// NewStableCutter returns a CutStable Cutter like NewCutterHeader whose
+// content-defined cuts follow cv.
+func NewStableCutter(maxURLs, maxBytes int, header string, cv Curve) (*Cutter, error) {
+	if err := cv.Check(); err != nil {
+		return nil, err
+	}
+	c := NewCutterHeader(maxURLs, maxBytes, header)
+	c.stable = newStable(cv, maxURLs, maxBytes)
+	return c, nil
+}
+
+// Mode reports how c cuts.
+func (c *Cutter) Mode() CutMode {
+	if c.stable != nil {
+		return CutStable
+	}
+	return CutTight
+}
+
 // Header returns the bytes every shard of c starts with.
 func (c *Cutter) Header() string { return c.header }
 
@@ -89,17 +121,24 @@ func (c *Cutter) MaxEntry() int { return c.maxBytes - len(c.header) - len(Footer
 
 // Add appends entry, whose newest-lastmod key and text are key and lastmod
 // (NoLastmod and nil for none). If the open shard cannot take the entry
-// without breaking a limit, Add closes that shard and returns it, and the
-// entry starts the next one. Otherwise it returns nil.
-// len(entry) must not exceed MaxEntry.
+// without breaking a limit, or (CutStable) the previous entry ended it,
+// Add closes that shard and returns it, and the entry starts the next one.
+// Otherwise it returns nil. len(entry) must not exceed MaxEntry.
 func (c *Cutter) Add(entry []byte, key int64, lastmod []byte) (closed *Shard) {
 	s := c.open
-	if s != nil && (s.URLs == c.maxURLs || len(s.Data)+len(entry)+len(Footer) > c.maxBytes) {
+	if s != nil && (c.cutNext || s.URLs == c.maxURLs || len(s.Data)+len(entry)+len(Footer) > c.maxBytes) {
 		closed = c.close()
 		s = nil
 	}
 	if s == nil {
 		s = c.start()
+	}
+	if p := c.stable; p != nil {
+		// The cut after this entry is decided now and made at the next
+		// Add or Flush, so that Add never closes two shards at once.
+		f0 := p.fill(s.URLs, len(s.Data)+len(Footer))
+		f1 := p.fill(s.URLs+1, len(s.Data)+len(entry)+len(Footer))
+		c.cutNext = p.cut(f0, f1, LocHash(EntryLoc(entry)))
 	}
 	s.Data = append(s.Data, entry...)
 	s.URLs++
@@ -126,9 +165,13 @@ type Entries struct {
 // would, copying every entry that fits the open shard in one go. It stops
 // after the first shard it closes and returns that shard and the next entry
 // to add, so the caller can hand the shard on before the cutter opens
-// another; it returns nil and len(e.Ends) once every entry is in.
-// No entry may exceed MaxEntry.
+// another; it returns nil and len(e.Ends) once every entry is in. (A
+// CutStable Cutter closes a shard as soon as an entry ends it, so it may
+// return a shard with len(e.Ends).) No entry may exceed MaxEntry.
 func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Shard) {
+	if c.stable != nil {
+		return c.addStable(e, k)
+	}
 	if k >= len(e.Ends) {
 		return len(e.Ends), nil
 	}
@@ -155,26 +198,99 @@ func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Shard) {
 	if to == k && s.URLs == 0 {
 		to++ // an empty shard takes any entry, as Add does: never loop
 	}
-	if to > k {
-		end := int(e.Ends[to-1])
-		s.Data = append(s.Data, e.Data[start:end]...)
-		s.URLs += to - k
-		best := k
-		for i := k + 1; i < to; i++ {
-			if e.Keys[i] > e.Keys[best] {
-				best = i
-			}
-		}
-		if key := e.Keys[best]; key > s.LastmodKey {
-			at := e.LmAt[best]
-			s.LastmodKey = key
-			s.lastmod = append(s.lastmod[:0], e.Data[at:at+uint32(e.LmLen[best])]...)
-		}
-	}
+	c.take(s, e, k, to, start)
 	if to == len(e.Ends) {
 		return to, nil
 	}
 	// Entry to does not fit: the open shard is done, as Add would find.
+	return to, c.close()
+}
+
+// take appends e's entries [k, to), which start at byte start, to s in
+// one copy, and keeps the newest lastmod among them.
+func (c *Cutter) take(s *Shard, e *Entries, k, to, start int) {
+	if to <= k {
+		return
+	}
+	end := int(e.Ends[to-1])
+	s.Data = append(s.Data, e.Data[start:end]...)
+	s.URLs += to - k
+	best := k
+	for i := k + 1; i < to; i++ {
+		if e.Keys[i] > e.Keys[best] {
+			best = i
+		}
+	}
+	if key := e.Keys[best]; key > s.LastmodKey {
+		at := e.LmAt[best]
+		s.LastmodKey = key
+		s.lastmod = append(s.lastmod[:0], e.Data[at:at+uint32(e.LmLen[best])]...)
+	}
+}
+
+// addStable is AddEntries for CutStable. Entries that leave the shard at
+// most Min full cannot end it, so they are found by a binary search and
+// copied without hashing; only entries past Min are hashed, up to the
+// first that ends the shard.
+func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Shard) {
+	if c.cutNext { // Add decided the cut after the last entry
+		return k, c.close()
+	}
+	if k >= len(e.Ends) {
+		return len(e.Ends), nil
+	}
+	p, s := c.stable, c.open
+	if s == nil {
+		s = c.start()
+	}
+	start := 0
+	if k > 0 {
+		start = int(e.Ends[k-1])
+	}
+	// The file size after entry i is base + e.Ends[i].
+	base := len(s.Data) + len(Footer) - start
+	room := c.maxBytes - len(Footer) - len(s.Data)
+	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	fit := lo
+	if fit == k && s.URLs == 0 {
+		fit++ // an empty shard takes any entry, as Add does: never loop
+	}
+	// The entries [k, quiet) leave the fill at most Min.
+	lo, hi = k, fit
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); p.fill(s.URLs+m-k+1, base+int(e.Ends[m])) <= p.lo {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	to, cut := fit, false
+	from := start
+	if lo > k {
+		from = int(e.Ends[lo-1])
+	}
+	f0 := p.fill(s.URLs+lo-k, base+from)
+	for i := lo; i < fit; i++ {
+		end := int(e.Ends[i])
+		f1 := p.fill(s.URLs+i-k+1, base+end)
+		if p.cut(f0, f1, LocHash(EntryLoc(e.Data[from:end]))) {
+			to, cut = i+1, true
+			break
+		}
+		f0, from = f1, end
+	}
+	c.take(s, e, k, to, start)
+	if !cut && to == len(e.Ends) {
+		return to, nil
+	}
+	// Entry to-1 ended the shard, or entry to does not fit.
 	return to, c.close()
 }
 
@@ -215,7 +331,7 @@ func (c *Cutter) start() *Shard {
 
 func (c *Cutter) close() *Shard {
 	s := c.open
-	c.open = nil
+	c.open, c.cutNext = nil, false
 	s.Data = append(s.Data, Footer...)
 	return s
 }
