@@ -40,6 +40,7 @@ type Config struct {
 	MaxURLs   int           // per shard
 	MaxBytes  int           // per shard, uncompressed, whole file
 	Fanout    int           // entries per index
+	Cut       shard.CutMode // where shards end: tight (the zero value) or stable
 	Workers   int           // encoding goroutines (0: GOMAXPROCS)
 	GzipLevel int           // 1..9
 	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
@@ -250,7 +251,7 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(batchBytes)
 	}
-	r.cutter = shard.NewCutterHeader(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces))
+	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces), cfg.Cut)
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
