@@ -16,6 +16,9 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -88,7 +91,7 @@ func writeInput(path, format string, rows int) error {
 }
 
 type source interface {
-	Fill(b *pipeline.Batch, chunk int) error
+	Fill(b *input.Batch, chunk int) error
 	Rows() int64
 }
 
@@ -102,7 +105,7 @@ func BenchmarkInputStage(b *testing.B) {
 		open func() (source, func() error, error)
 	}{
 		{"parquet", func() (source, func() error, error) {
-			pr, err := pipeline.OpenParquet(pqPath, pipeline.ColumnOptions{})
+			pr, err := pqread.Open(pqPath, input.Options{})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -113,11 +116,11 @@ func BenchmarkInputStage(b *testing.B) {
 			if err != nil {
 				return nil, nil, err
 			}
-			return pipeline.NewCSVScanner(f, csvPath, pipeline.CSVOptions{}), f.Close, nil
+			return csvscan.NewScanner(f, csvPath, input.Options{}), f.Close, nil
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			var batches [2]pipeline.Batch
+			var batches [2]input.Batch
 			b.ReportAllocs()
 			var total int64
 			cpu0 := cpuTime()

@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,63 +17,14 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/sitemapgen/sitemapgen/sink"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/arrowread"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 )
 
-// readAll reads every batch of a columnar input, as the read stage does.
-func readAll(src rowSource) (rows int, err error) {
-	var b Batch
-	for range 1 << 20 {
-		b.reset()
-		if err := src.Fill(&b, 512); err != nil {
-			if errors.Is(err, io.EOF) {
-				return rows, nil
-			}
-			return rows, err
-		}
-		rows += b.Len()
-	}
-	return rows, errors.New("reader does not end")
-}
-
-// failRun runs the pipeline on path and checks that it fails with an error
-// holding every want, publishing nothing.
-func failRun(t *testing.T, path string, want ...string) error {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), Config{
-		Inputs: []string{path}, PublicURL: mustScope(t, fixtureBase), Sink: out, Name: "sitemap",
-		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
-	})
-	if err == nil {
-		t.Fatalf("%s: run succeeded, want an error", path)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q lacks %q", err, w)
-		}
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("failed run left %d files", len(ents))
-	}
-	return err
-}
-
-func writeFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestColumnarTruncated: every fixture cut at several offsets is an error
-// naming the file and ErrCorrupt (or, cut to nothing, an empty input), never
+// naming the file and input.ErrCorrupt (or, cut to nothing, an empty input), never
 // a panic nor a success.
 func TestColumnarTruncated(t *testing.T) {
 	for _, name := range []string{
@@ -89,28 +38,28 @@ func TestColumnarTruncated(t *testing.T) {
 		n := len(data)
 		for _, cut := range []int{1, 4, 7, 100, n / 3, n / 2, n - 100, n - 9, n - 8, n - 1} {
 			path := writeFile(t, name, data[:cut])
-			var src rowSource
+			var src input.Source
 			var closer func() error
-			if formatOf(name) == formatParquet {
-				pr, err := OpenParquet(path, ColumnOptions{})
+			if strings.HasSuffix(name, ".parquet") {
+				pr, err := pqread.Open(path, input.Options{})
 				if err != nil {
-					if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want ErrCorrupt naming the file", name, cut, err)
+					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
 					}
 					continue
 				}
 				src, closer = pr, pr.Close
 			} else {
-				ar, err := OpenArrow(path, ColumnOptions{})
+				ar, err := arrowread.Open(path, input.Options{})
 				if err != nil {
-					if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want ErrCorrupt naming the file", name, cut, err)
+					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
 					}
 					continue
 				}
 				src, closer = ar, ar.Close
 			}
-			rows, err := readAll(src)
+			rows, err := inputtest.ReadAll(src)
 			closer()
 			if name == "rows.arrows" && err == nil && rows < 23 {
 				// A stream cut between two messages is a shorter stream:
@@ -124,13 +73,13 @@ func TestColumnarTruncated(t *testing.T) {
 			}
 			if err == nil {
 				t.Errorf("%s cut at %d of %d: read %d rows without an error", name, cut, n, rows)
-			} else if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
-				t.Errorf("%s cut at %d: %v, want ErrCorrupt naming the file", name, cut, err)
+			} else if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s cut at %d: %v, want input.ErrCorrupt naming the file", name, cut, err)
 			}
 		}
 	}
 	// Through the pipeline: exit with the file named, nothing published.
-	data, _ := os.ReadFile(fixtures + "arrow_zstd_plain_date.parquet")
+	data := inputtest.ReadFixture(t, "arrow_zstd_plain_date.parquet")
 	p := writeFile(t, "cut.parquet", data[:len(data)/2])
 	failRun(t, p, p, "corrupt or truncated")
 }
@@ -161,7 +110,7 @@ func TestParquetCorruptPage(t *testing.T) {
 		}
 		path := writeFile(t, name, bad)
 		err = failRun(t, path, path, "corrupt or truncated", `column "loc"`)
-		if !errors.Is(err, ErrCorrupt) {
+		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
 		}
 		t.Log(err)
@@ -173,15 +122,15 @@ func TestColumnarNotThatFormat(t *testing.T) {
 	for _, name := range []string{"x.parquet", "x.arrow", "x.arrows", "x.feather"} {
 		p := writeFile(t, name, csv)
 		err := failRun(t, p, p, "not a readable")
-		if !errors.Is(err, ErrCorrupt) {
+		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
 		}
 	}
 	// A Parquet file named .arrow and the reverse: the format follows the
 	// name, the content does not match it.
-	pq, _ := os.ReadFile(fixtures + "arrow_snappy_dict_timestamp.parquet")
+	pq := inputtest.ReadFixture(t, "arrow_snappy_dict_timestamp.parquet")
 	failRun(t, writeFile(t, "x.arrow", pq), "not a readable Arrow")
-	ar, _ := os.ReadFile(fixtures + "rows.arrow")
+	ar := inputtest.ReadFixture(t, "rows.arrow")
 	failRun(t, writeFile(t, "x.parquet", ar), "not a readable Parquet")
 	// An empty Parquet file (zero bytes) is not Parquet either.
 	failRun(t, writeFile(t, "empty.parquet", nil), "empty.parquet")
@@ -240,12 +189,12 @@ func TestColumnarSchemaErrors(t *testing.T) {
 		is   error
 		want []string
 	}{
-		{write("int.parquet", []intLoc{{1}}), ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
-		{write("list.parquet", []listLoc{{[]string{"a"}}}), ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
-		{write("repeated.parquet", []repeatedLoc{{[]string{"a"}}}), ErrColumnType, []string{`column "loc"`, "repeated"}},
-		{write("group.parquet", []groupLoc{{inner{"a"}}}), ErrColumnType, []string{`column "loc"`, "nested"}},
-		{write("noloc.parquet", []noLoc{{"a"}}), ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
-		{write("lastmod.parquet", []badLastmod{{fixtureBase, 1}}), ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
+		{write("int.parquet", []intLoc{{1}}), input.ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
+		{write("list.parquet", []listLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
+		{write("repeated.parquet", []repeatedLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "repeated"}},
+		{write("group.parquet", []groupLoc{{inner{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "nested"}},
+		{write("noloc.parquet", []noLoc{{"a"}}), input.ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
+		{write("lastmod.parquet", []badLastmod{{fixtureBase, 1}}), input.ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
 	}
 	for _, tc := range tests {
 		err := failRun(t, tc.path, append([]string{tc.path}, tc.want...)...)
@@ -259,10 +208,10 @@ func TestColumnarSchemaErrors(t *testing.T) {
 	if err := parquet.WriteFile(p, []noLoc{{fixtureBase + "a"}}); err != nil {
 		t.Fatal(err)
 	}
-	var cols [NumColumns]string
-	cols[Loc], cols[Lastmod] = "url", "modified"
-	_, err := OpenParquet(p, ColumnOptions{Columns: cols})
-	if !errors.Is(err, ErrNoColumn) || !strings.Contains(err.Error(), `"modified"`) {
+	var cols [input.NumColumns]string
+	cols[input.Loc], cols[input.Lastmod] = "url", "modified"
+	_, err := pqread.Open(p, input.Options{Columns: cols})
+	if !errors.Is(err, input.ErrNoColumn) || !strings.Contains(err.Error(), `"modified"`) {
 		t.Errorf("mapped lastmod missing: %v", err)
 	}
 
@@ -283,7 +232,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 		w.Close()
 		path := writeFile(t, "typed.arrow", buf.Bytes())
 		err = failRun(t, path, path, `column "loc"`, typ.String())
-		if !errors.Is(err, ErrColumnType) {
+		if !errors.Is(err, input.ErrColumnType) {
 			t.Errorf("%v: not ErrColumnType", err)
 		}
 	}
@@ -319,7 +268,7 @@ func TestColumnarEmpty(t *testing.T) {
 // TestParquetClaimsBounded: lengths and counts a corrupt file claims are
 // checked against the file before anything is allocated for them. parquet-go
 // allocated the footer length a file claims (4 GiB for a 6 KiB file found by
-// FuzzParquetReader, kept in testdata/fuzz/FuzzParquetReader/ with the other
+// FuzzParquetReader, kept in pqread's testdata/fuzz/FuzzParquetReader/ with the other
 // inputs that cost gigabytes or minutes; `go test` runs them all under the
 // fuzz target's time and allocation limits).
 func TestParquetClaimsBounded(t *testing.T) {
@@ -336,10 +285,10 @@ func TestParquetClaimsBounded(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			data := bytes.Clone(good)
 			edit(data)
-			done := boundedCost(t, data)
-			_, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			done := inputtest.BoundedCost(t, data)
+			_, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", input.Options{})
 			done()
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, input.ErrCorrupt) {
 				t.Fatalf("error %v, want ErrCorrupt", err)
 			}
 		})
@@ -375,7 +324,7 @@ func TestParquetClaimedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The unchanged round trip reads.
-	if _, err := readAll(mustParquet(t, withFooter(t, good, func(*format.FileMetaData) {}))); err != nil {
+	if _, err := inputtest.ReadAll(mustParquet(t, withFooter(t, good, func(*format.FileMetaData) {}))); err != nil {
 		t.Fatal(err)
 	}
 	for name, edit := range map[string]func(*format.FileMetaData){
@@ -392,13 +341,13 @@ func TestParquetClaimedRows(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			data := withFooter(t, good, edit)
-			done := boundedCost(t, data)
-			pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			done := inputtest.BoundedCost(t, data)
+			pr, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", input.Options{})
 			if err == nil {
-				_, err = readAll(pr)
+				_, err = inputtest.ReadAll(pr)
 			}
 			done()
-			if !errors.Is(err, ErrCorrupt) {
+			if !errors.Is(err, input.ErrCorrupt) {
 				t.Fatalf("error %v, want ErrCorrupt", err)
 			}
 			t.Log(err)
@@ -406,9 +355,9 @@ func TestParquetClaimedRows(t *testing.T) {
 	}
 }
 
-func mustParquet(t *testing.T, data []byte) *ParquetReader {
+func mustParquet(t *testing.T, data []byte) *pqread.Reader {
 	t.Helper()
-	pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "x.parquet", ColumnOptions{})
+	pr, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "x.parquet", input.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

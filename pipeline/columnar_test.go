@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,47 +13,9 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
-	"github.com/sitemapgen/sitemapgen/sink"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 )
-
-// The fixtures in testdata/columnar are written by testdata/gen (parquet-go
-// and Arrow's Parquet writer) from one list of rows; rows_datetime.csv and
-// rows_date.csv hold the same rows as CSV.
-const (
-	fixtures    = "../testdata/columnar/"
-	fixtureBase = "https://www.example.com/"
-)
-
-// runInputs runs the pipeline on inputs and returns the published set.
-func runInputs(t *testing.T, cfg Config, inputs ...string) (*xmltest.Set, *Report, string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.PublicURL == nil {
-		cfg.PublicURL = mustScope(t, fixtureBase)
-	}
-	cfg.Inputs, cfg.Sink, cfg.Name = inputs, out, "sitemap"
-	cfg.MaxURLs, cfg.MaxBytes, cfg.Fanout, cfg.GzipLevel = 50000, 10485760, 1000, 1
-	var rejects bytes.Buffer
-	cfg.Rejects = &rejects
-	rep, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("%v: %v", inputs, err)
-	}
-	xmltest.ValidateDir(t, dir)
-	return xmltest.ReadSet(t, dir, cfg.PublicURL.String(), "sitemap.xml", ""), rep, rejects.String()
-}
-
-func shardBytes(s *xmltest.Set) []byte {
-	var b []byte
-	for _, sh := range s.Shards {
-		b = append(b, sh.Raw...)
-	}
-	return b
-}
 
 // wantDatetime is what rows_datetime.csv publishes: the exact entries.
 var wantDatetime = []string{
@@ -78,16 +39,6 @@ var wantDatetime = []string{
 	"q|2018-01-01T00:00:00Z||0.2",
 	"r|2024-05-01T10:20:30Z|daily|0.5",
 	"s|2024-12-24T18:00:00Z|yearly|1.0",
-}
-
-func entryList(s *xmltest.Set) []string {
-	var got []string
-	for _, sh := range s.Shards {
-		for _, u := range sh.URLs {
-			got = append(got, strings.TrimPrefix(u.Loc, fixtureBase)+"|"+u.Lastmod+"|"+u.Changefreq+"|"+u.Priority)
-		}
-	}
-	return got
 }
 
 func TestColumnarFixtures(t *testing.T) {
@@ -266,8 +217,8 @@ func TestColumnarMapping(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var cols [NumColumns]string
-	cols[Loc], cols[Lastmod], cols[Priority] = "url", "MODIFIED", "prio"
+	var cols [input.NumColumns]string
+	cols[input.Loc], cols[input.Lastmod], cols[input.Priority] = "url", "MODIFIED", "prio"
 	s, rep, _ := runInputs(t, Config{Columns: cols}, path)
 	want := "x|2024-01-02||0.3\ny|||"
 	if got := strings.Join(entryList(s), "\n"); got != want {
@@ -278,20 +229,18 @@ func TestColumnarMapping(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestParquetBatchesAreRowGroupIndependent: whatever the chunk size, the
 // rows come out in order with their row numbers, across row groups and pages.
 func TestParquetBatchesAreRowGroupIndependent(t *testing.T) {
 	for _, chunk := range []int{1, 7, 100, 1 << 20} {
-		pr, err := OpenParquet(fixtures+"arrow_snappy_dict_timestamp.parquet", ColumnOptions{})
+		pr, err := pqread.Open(fixtures+"arrow_snappy_dict_timestamp.parquet", input.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var lines []int64
 		var locs []string
 		for {
-			var b Batch
+			var b input.Batch
 			err := pr.Fill(&b, chunk)
 			if errors.Is(err, io.EOF) {
 				break
@@ -303,7 +252,7 @@ func TestParquetBatchesAreRowGroupIndependent(t *testing.T) {
 				t.Fatalf("source %q", b.Source)
 			}
 			lines = append(lines, b.Line...)
-			for _, l := range b.Fields[Loc] {
+			for _, l := range b.Fields[input.Loc] {
 				locs = append(locs, string(l))
 			}
 		}

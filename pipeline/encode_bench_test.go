@@ -7,6 +7,8 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/bench"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 )
 
 // BenchmarkEncodeBatch measures the encode stage alone (one worker) on
@@ -21,11 +23,11 @@ func BenchmarkEncodeBatch(b *testing.B) {
 		row = g.AppendCSV(row[:0])
 		csv.Write(row)
 	}
-	sc := NewCSVScanner(bytes.NewReader(csv.Bytes()), "bench.csv", CSVOptions{})
+	sc := csvscan.NewScanner(bytes.NewReader(csv.Bytes()), "bench.csv", input.Options{})
 	var batches []*Batch
 	for {
-		batch := newBatch(DefaultChunk)
-		err := sc.Fill(batch, DefaultChunk)
+		batch := newBatch(input.DefaultChunk)
+		err := sc.Fill(&batch.Batch, input.DefaultChunk)
 		if err == io.EOF {
 			break
 		}

@@ -6,26 +6,28 @@ import (
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 )
 
 // TestEncodeBatchAllocs: the worker's per-row path allocates nothing once a
 // recycled batch's buffers have grown, accepted and rejected rows alike.
 func TestEncodeBatchAllocs(t *testing.T) {
-	var input bytes.Buffer
-	input.WriteString("loc,lastmod,changefreq,priority\n")
+	var in bytes.Buffer
+	in.WriteString("loc,lastmod,changefreq,priority\n")
 	for i := range 2000 {
 		switch i % 5 {
 		case 0:
-			fmt.Fprintf(&input, "https://example.com/site/über/%d?a=1&b='x',2024-01-02T10:00+02:00,Daily,0.5\n", i)
+			fmt.Fprintf(&in, "https://example.com/site/über/%d?a=1&b='x',2024-01-02T10:00+02:00,Daily,0.5\n", i)
 		case 1:
-			fmt.Fprintf(&input, "https://elsewhere.example/%d,,,\n", i)
+			fmt.Fprintf(&in, "https://elsewhere.example/%d,,,\n", i)
 		default:
-			fmt.Fprintf(&input, "https://example.com/site/p/%d,2024-01-02,weekly,1\n", i)
+			fmt.Fprintf(&in, "https://example.com/site/p/%d,2024-01-02,weekly,1\n", i)
 		}
 	}
-	sc := NewCSVScanner(bytes.NewReader(input.Bytes()), "t.csv", CSVOptions{})
+	sc := csvscan.NewScanner(bytes.NewReader(in.Bytes()), "t.csv", input.Options{})
 	b := new(Batch)
-	if err := sc.Fill(b, 1<<20); err != nil {
+	if err := sc.Fill(&b.Batch, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	enc := encode.NewEncoder(mustScope(t, testBase), nil)

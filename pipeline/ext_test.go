@@ -19,6 +19,8 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -26,40 +28,6 @@ import (
 var updateFixtures = flag.Bool("update-fixtures", false, "rewrite testdata/multilingual.parquet from testdata/multilingual.csv")
 
 const allNamespaces = encode.NSXhtml | encode.NSMobile | encode.NSImage | encode.NSVideo | encode.NSNews
-
-// runTo runs cfg into a fresh folder and returns the report and the set.
-func runTo(t *testing.T, cfg Config) (*Report, *xmltest.Set, string) {
-	t.Helper()
-	dir := t.TempDir()
-	snk, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Sink = snk
-	if cfg.PublicURL == nil {
-		cfg.PublicURL = mustScope(t, "https://www.example.com/")
-	}
-	if cfg.Name == "" {
-		cfg.Name = "sm"
-	}
-	if cfg.MaxURLs == 0 {
-		cfg.MaxURLs = 50000
-	}
-	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = 10485760
-	}
-	if cfg.Fanout == 0 {
-		cfg.Fanout = 1000
-	}
-	if cfg.GzipLevel == 0 {
-		cfg.GzipLevel = 1
-	}
-	rep, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, xmltest.ReadSet(t, dir, cfg.PublicURL.String(), cfg.Name+".xml", cfg.Name+"-robots.txt"), dir
-}
 
 // extEntries splits a shard into its entry lines, checking that it starts
 // with the header of namespaces ns and ends with the footer.
@@ -74,15 +42,6 @@ func extEntries(t *testing.T, raw []byte, ns encode.Namespaces) [][]byte {
 		t.Fatalf("shard does not end with the footer")
 	}
 	return bytes.SplitAfter(body, []byte("\n"))[:bytes.Count(body, []byte("\n"))]
-}
-
-func writeText(t *testing.T, name, data string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // TestExtensionsValidate: a run whose input carries every extension, with
@@ -295,9 +254,9 @@ func TestEncodeBatchExtensionAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := NewCSVScanner(bytes.NewReader(data), "m.csv", CSVOptions{})
+	sc := csvscan.NewScanner(bytes.NewReader(data), "m.csv", input.Options{})
 	b := new(Batch)
-	if err := sc.Fill(b, 1<<20); err != nil {
+	if err := sc.Fill(&b.Batch, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Ext) < 20 {
@@ -435,7 +394,7 @@ func TestImagesListColumnRefused(t *testing.T) {
 		}
 		_, err = Run(context.Background(), Config{Inputs: []string{in}, PublicURL: mustScope(t, "https://www.example.com/"), Sink: snk,
 			Name: "sm", MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1})
-		if err == nil || !errors.Is(err, ErrColumnType) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "CSV cannot hold") {
+		if err == nil || !errors.Is(err, input.ErrColumnType) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "CSV cannot hold") {
 			t.Fatalf("%s: got %v; want an error naming %s", col, err, want)
 		}
 	}

@@ -7,20 +7,25 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/arrowread"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
 )
 
 // The list fixtures are seeds of FuzzParquetReader and FuzzArrowReader
-// too; -update-fixtures rewrites them from listTestRows.
+// too; -update-fixtures rewrites them from inputtest.ListRows.
 const (
 	listParquetFixture = fixtures + "lists.parquet"
 	listArrowFixture   = fixtures + "lists.arrow"
 )
 
 func TestListFixtures(t *testing.T) {
-	rows, want := listTestRows(30)
+	rows, want := inputtest.ListRows(30)
 	if *updateFixtures {
-		p := writeListParquet(t, "lists.parquet", rows, parquet.PageBufferSize(256), parquet.MaxRowsPerRowGroup(8))
-		a := writeArrowRecords(t, "lists.arrow", arrowListRecords(rows, 7), false)
+		p := inputtest.WriteParquet(t, "lists.parquet", rows, parquet.PageBufferSize(256), parquet.MaxRowsPerRowGroup(8))
+		a := inputtest.WriteArrow(t, "lists.arrow", inputtest.ArrowListRecords(rows, 7), false)
 		for src, dst := range map[string]string{p: listParquetFixture, a: listArrowFixture} {
 			data, err := os.ReadFile(src)
 			if err != nil {
@@ -38,7 +43,7 @@ func TestListFixtures(t *testing.T) {
 }
 
 // TestListCorrupt: truncated and damaged files with list columns fail
-// with ErrCorrupt (or read), never panic nor loop.
+// with input.ErrCorrupt (or read), never panic nor loop.
 func TestListCorrupt(t *testing.T) {
 	pq, err := os.ReadFile(listParquetFixture)
 	if err != nil {
@@ -68,22 +73,22 @@ func TestListCorrupt(t *testing.T) {
 	}
 	for i, data := range variants(pq, 4, len(pq)) {
 		t.Run(fmt.Sprint("parquet ", i), func(t *testing.T) {
-			pr, err := NewParquetReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", ColumnOptions{})
+			pr, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", input.Options{})
 			if err != nil {
 				return
 			}
 			defer pr.Close()
-			fuzzRead(t, pr)
+			inputtest.FuzzRead(t, pr)
 		})
 	}
 	for i, data := range variants(ar, len(ar)/4, len(ar)*3/4) {
 		t.Run(fmt.Sprint("arrow ", i), func(t *testing.T) {
-			r, err := NewArrowReader(bytes.NewReader(data), "bad.arrow", ColumnOptions{})
+			r, err := arrowread.NewReader(bytes.NewReader(data), int64(len(data)), "bad.arrow", input.Options{})
 			if err != nil {
 				return
 			}
 			defer r.Close()
-			fuzzRead(t, r)
+			inputtest.FuzzRead(t, r)
 		})
 	}
 }

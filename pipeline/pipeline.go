@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -45,7 +46,7 @@ type Config struct {
 	GzipLevel int           // 1..9
 	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
 	LastmodTZ *time.Location
-	Columns   [NumColumns]string // input column names ("" = default)
+	Columns   [input.NumColumns]string // input column names ("" = default)
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
@@ -77,10 +78,6 @@ type Config struct {
 	// error fails the run and nothing new is published.
 	Verify func(ctx context.Context, root string, data []byte) error
 }
-
-// batchBytes is the input read into one batch: big enough that per-batch
-// costs vanish, small enough that the reorder window stays a few MiB.
-const batchBytes = 1 << 20
 
 // Validate checks the limits of c against the protocol and the contract.
 func (c *Config) Validate() error {
@@ -138,8 +135,8 @@ type run struct {
 	progress *Progress
 	times    stageTimes
 	rep      *Report
-	inputs   []inputFile // the inputs, folders and globs expanded
-	gzFree   chan []byte // recycled buffers of compressed shards; its capacity bounds them
+	inputs   []input.File // the inputs, folders and globs expanded
+	gzFree   chan []byte  // recycled buffers of compressed shards; its capacity bounds them
 	// shardRoom holds a token for each further shard the cutter may open
 	// while closed ones are still being compressed: with the open shard,
 	// its capacity bounds the uncompressed shards in memory, so the peak
@@ -205,15 +202,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.progress == nil {
 		r.progress = new(Progress)
 	}
-	files, err := expandInputs(cfg.Inputs)
+	files, err := input.Expand(cfg.Inputs)
 	if err != nil {
 		return finish(err)
 	}
 	r.inputs = files
-	if r.namespaces, err = probeNamespaces(ctx, files, cfg.Stdin, CSVOptions{Columns: cfg.Columns}); err != nil {
+	if r.namespaces, err = input.Probe(ctx, files, cfg.Stdin, input.Options{Columns: cfg.Columns}); err != nil {
 		return finish(err)
 	}
-	defer releaseHeld(files) // those a failed read did not reach
+	defer input.Release(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
 		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log,
@@ -249,7 +246,7 @@ func (r *run) generate(ctx context.Context) error {
 	r.depth = 4 * (cfg.Workers + 1)
 	r.free = make(chan *Batch, r.depth)
 	for range r.depth {
-		r.free <- newBatch(batchBytes)
+		r.free <- newBatch(input.DefaultChunk)
 	}
 	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces), cfg.Cut)
 
@@ -329,24 +326,25 @@ func (r *run) generate(ctx context.Context) error {
 // read fills batches from the inputs, in order.
 func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	var seq uint64
-	opt := CSVOptions{Columns: r.cfg.Columns}
+	opt := input.Options{Columns: r.cfg.Columns}
 	argRows := make([]int64, len(r.cfg.Inputs))
 	for i := range r.inputs {
 		f := &r.inputs[i]
-		src, name, closeSrc, err := openSource(f, r.cfg.Stdin, opt)
+		src, err := input.Open(f, r.cfg.Stdin, opt)
 		if err != nil {
 			return err
 		}
+		name := f.Name()
 		for {
 			var b *Batch
 			select {
 			case b = <-r.free:
 			case <-ctx.Done():
-				closeSrc()
+				src.Close()
 				return ctx.Err()
 			}
 			t := time.Now()
-			err := src.Fill(b, batchBytes)
+			err := src.Fill(&b.Batch, input.DefaultChunk)
 			r.times.read.Add(int64(time.Since(t)))
 			r.rowsRead.Add(int64(b.Len()))
 			if err != nil {
@@ -355,7 +353,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 				if errors.Is(err, io.EOF) {
 					break
 				}
-				closeSrc()
+				src.Close()
 				return err
 			}
 			b.Seq = seq
@@ -363,25 +361,25 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 			select {
 			case out <- b:
 			case <-ctx.Done():
-				closeSrc()
+				src.Close()
 				return ctx.Err()
 			}
 		}
 		rows := src.Rows()
-		if err := closeSrc(); err != nil {
+		if err := src.Close(); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		// An empty part file in a folder is normal (Spark writes them); an
 		// empty file named on its own, or a folder of empty parts, is not.
-		if rows == 0 && !f.listed {
-			return fmt.Errorf("%s: %w", name, ErrEmptyInput)
+		if rows == 0 && !f.Listed {
+			return fmt.Errorf("%s: %w", name, input.ErrEmptyInput)
 		}
-		argRows[f.arg] += rows
+		argRows[f.Arg] += rows
 		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: name, Rows: rows})
 	}
 	for arg, n := range argRows {
 		if n == 0 {
-			return fmt.Errorf("%s: %w", r.cfg.Inputs[arg], ErrEmptyInput)
+			return fmt.Errorf("%s: %w", r.cfg.Inputs[arg], input.ErrEmptyInput)
 		}
 	}
 	r.readOK.Store(true)
@@ -408,27 +406,20 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 	return nil
 }
 
-func field(b *Batch, c Column, i int) []byte {
-	if i < len(b.Fields[c]) {
-		return b.Fields[c][i]
-	}
-	return nil
-}
-
 // encodeBatch encodes every row of b into b.Out, recording accepted entries
 // and rejects. It does not allocate once b's buffers have grown.
 func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 	for i := range b.Len() {
 		f := encode.Fields{
-			Loc:        field(b, Loc, i),
-			Lastmod:    field(b, Lastmod, i),
-			Changefreq: field(b, Changefreq, i),
-			Priority:   field(b, Priority, i),
+			Loc:        b.Field(input.Loc, i),
+			Lastmod:    b.Field(input.Lastmod, i),
+			Changefreq: b.Field(input.Changefreq, i),
+			Priority:   b.Field(input.Priority, i),
 		}
 		if len(b.Ext) > 0 {
 			b.extRow = b.extRow[:0]
 			for j := range b.Ext {
-				b.extRow = append(b.extRow, b.extField(j, i))
+				b.extRow = append(b.extRow, b.ExtField(j, i))
 			}
 			f.Ext, f.ExtVals = b.Ext, b.extRow
 		}

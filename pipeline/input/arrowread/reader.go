@@ -1,0 +1,470 @@
+// Package arrowread reads Arrow IPC inputs, the file format (.arrow,
+// .feather v2) and the stream format (.arrows, .ipc), into batches: arrow-go
+// decodes the record batches from messages internal/arrowmsg has read and
+// checked first.
+package arrowread
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/arrowmsg"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
+)
+
+// Reader reads the rows of an Arrow IPC input, the file format
+// (.arrow, .feather v2) or the stream format (.arrows), one record batch at a
+// time, copying the values of the mapped columns from the record batch's
+// arrays into the Batch's Buf without allocating per row.
+//
+// Columns are found as input.Options.Map says. loc and
+// changefreq are string or binary arrays (also large, view and
+// dictionary-encoded); lastmod is a string, a date32/date64 (written
+// YYYY-MM-DD) or a timestamp of any unit (written YYYY-MM-DDThh:mm:ss[.f],
+// with Z when the type has a time zone, the value then being an instant,
+// without one, so read in --lastmod-tz, when it has none); priority is a
+// float32, float64, decimal128 or a string. A null is an absent field. The
+// list extension columns images, alternates and videos are list or
+// large_list columns (arrowList).
+//
+// arrow-go decodes the messages, which sitemapgen reads and checks first
+// (arrowmsg.Reader): nothing a corrupt input claims (lengths, counts,
+// decompressed sizes) is allocated before it is checked against the input
+// and the limits there, so a damaged file costs memory in proportion to its
+// size, and at most a bounded amount per record batch.
+//
+// Batch.Line holds the 1-based row number of each row in the file.
+type Reader struct {
+	name  string
+	file  *os.File
+	sr    *ipc.Reader // over arrowMessages: the file or the stream format
+	next  int         // next record batch
+	rec   arrow.RecordBatch
+	pos   int // next row of rec
+	cols  [input.NumColumns]int
+	rows  int64
+	err   error
+	spans [input.NumColumns][]columnar.Span
+
+	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
+	extCols  []int              // their field indexes
+	extSpans [][]columnar.Span
+	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrowList
+}
+
+// Open opens the Arrow IPC file or stream name and maps its columns.
+func Open(name string, opt input.Options) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ar, err := NewReader(f, fi.Size(), name, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ar.file = f
+	return ar, nil
+}
+
+// NewReader reads the Arrow IPC input of size bytes in r, an input
+// named source, in the file format when it starts with the Arrow file
+// magic, else in the stream format. Errors name the source and wrap
+// input.ErrCorrupt, input.ErrNoColumn or input.ErrColumnType.
+func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar *Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ar, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
+		}
+	}()
+	ar = &Reader{name: source}
+	var magic [len(arrowmsg.FileMagic)]byte
+	n, _ := r.ReadAt(magic[:], 0)
+	// arrow-go decodes the messages, read and checked by arrowmsg.Reader:
+	// it allocates what a message claims.
+	var msgs *arrowmsg.Reader
+	what := "not a readable Arrow IPC file or stream"
+	if string(magic[:n]) == arrowmsg.FileMagic {
+		what = "not a readable Arrow IPC file"
+		if msgs, err = arrowmsg.NewFile(r, size); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w: %w", source, what, input.ErrCorrupt, err)
+		}
+	} else {
+		buf := int(max(16, min(size, 1<<20)))
+		msgs = arrowmsg.NewStream(bufio.NewReaderSize(io.NewSectionReader(r, 0, size), buf), size)
+	}
+	ar.sr, err = ipc.NewReaderFromMessageReader(msgs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w: %w", source, what, input.ErrCorrupt, err)
+	}
+	fields := ar.sr.Schema().Fields()
+	have := make([]string, len(fields))
+	for i, f := range fields {
+		have[i] = f.Name
+	}
+	m, merr := opt.Map(have)
+	for c := range input.NumColumns {
+		ar.cols[c] = -1
+		i := m.Index[c]
+		if i < 0 {
+			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
+				ar.Close()
+				return nil, fmt.Errorf("%s: %w", source, merr)
+			}
+			continue
+		}
+		if err := checkArrowType(c, fields[i]); err != nil {
+			ar.Close()
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		ar.cols[c] = i
+	}
+	// Extension columns: the other fields named like one.
+next:
+	for i, f := range fields {
+		for _, c := range ar.cols {
+			if c == i {
+				continue next
+			}
+		}
+		x, ok := encode.ParseExtColumn(f.Name)
+		if !ok {
+			continue
+		}
+		if columnar.IsListKind(x.Kind) {
+			if err := ar.addList(x, i, f); err != nil {
+				ar.Close()
+				return nil, fmt.Errorf("%s: %w", source, err)
+			}
+			continue
+		}
+		if err := checkArrowExtType(x.Kind, f); err != nil {
+			ar.Close()
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		ar.ext = append(ar.ext, x)
+		ar.extCols = append(ar.extCols, i)
+		ar.extSpans = append(ar.extSpans, nil)
+	}
+	return ar, nil
+}
+
+// Extensions returns the extension columns of the input.
+func (ar *Reader) Extensions() []encode.ExtColumn { return ar.ext }
+
+// checkArrowExtType reports whether field f can be read as an extension
+// column of kind k: as the core field columnar.ExtLike(k) can, or as an integer
+// (video:duration, video:view_count) or a boolean (mobile and the yes/no
+// video elements).
+func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
+	err := checkArrowType(columnar.ExtLike(k), f)
+	if err == nil {
+		return nil
+	}
+	switch f.Type.ID() {
+	case arrow.INT32, arrow.INT64:
+		if k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount {
+			return nil
+		}
+	case arrow.BOOL:
+		if k == encode.ExtMobile || k == encode.ExtVideoFamilyFriendly || k == encode.ExtVideoRequiresSubscription || k == encode.ExtVideoLive {
+			return nil
+		}
+	}
+	return err
+}
+
+// checkArrowType reports whether field f can be read as field c.
+func checkArrowType(c input.Column, f arrow.Field) error {
+	t := f.Type
+	if d, ok := t.(*arrow.DictionaryType); ok {
+		t = d.ValueType
+	}
+	ok := false
+	switch t.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW:
+		ok = true
+	case arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP:
+		ok = c == input.Lastmod
+	case arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
+		ok = c == input.Priority
+	}
+	if ok {
+		return nil
+	}
+	want := map[input.Column]string{
+		input.Loc:        "want a string or binary",
+		input.Changefreq: "want a string or binary",
+		input.Lastmod:    "want a string, date or timestamp",
+		input.Priority:   "want float, double, decimal128 or a string",
+	}[c]
+	what := f.Type.String()
+	if _, nested := t.(arrow.NestedType); nested {
+		what += " (a nested column); want a flat column, " + strings.TrimPrefix(want, "want ")
+	} else {
+		what += "; " + want
+	}
+	return fmt.Errorf("column %q (%s field): %w %s", f.Name, input.DefaultNames[c], input.ErrColumnType, what)
+}
+
+// Rows reports the rows handed out so far.
+func (ar *Reader) Rows() int64 { return ar.rows }
+
+// Close releases the input.
+func (ar *Reader) Close() error {
+	if ar.sr != nil {
+		ar.sr.Release()
+		ar.sr = nil
+	}
+	ar.rec = nil
+	if ar.file != nil {
+		err := ar.file.Close()
+		ar.file = nil
+		return err
+	}
+	return nil
+}
+
+// nextRecord makes the next non-empty record batch current; io.EOF after the last.
+func (ar *Reader) nextRecord() error {
+	for {
+		ar.rec, ar.pos = nil, 0
+		if !ar.sr.Next() {
+			if err := ar.sr.Err(); err != nil {
+				return fmt.Errorf("%s: record batch %d: %w: %w", ar.name, ar.next, input.ErrCorrupt, err)
+			}
+			return io.EOF
+		}
+		ar.next++
+		ar.rec = ar.sr.RecordBatch()
+		if ar.rec.NumRows() > 0 {
+			return nil
+		}
+	}
+}
+
+// Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
+// until about chunk bytes are in b.Buf (chunk <= 0: input.DefaultChunk) or the
+// input ends; b.Line[i] is the 1-based row number in the file. It returns
+// io.EOF when the input is exhausted and it added no rows; errors name the
+// file and record batch, wrap input.ErrCorrupt, and are sticky. A panic of the
+// Arrow library on a corrupt input is returned as such an error.
+func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
+	if ar.err != nil {
+		return ar.err
+	}
+	if chunk <= 0 {
+		chunk = input.DefaultChunk
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: record batch %d: %w: %v", ar.name, ar.next-1, input.ErrCorrupt, p)
+		}
+		if err != nil && err != io.EOF {
+			ar.err = err
+		}
+	}()
+	b.Source = ar.name
+	budget := len(b.Buf) + chunk
+	for c := range ar.spans {
+		ar.spans[c] = ar.spans[c][:0]
+	}
+	for x := range ar.extSpans {
+		ar.extSpans[x] = ar.extSpans[x][:0]
+	}
+	total := 0
+	for len(b.Buf) < budget && total < input.MaxBatchRows {
+		if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
+			if err := ar.nextRecord(); err != nil {
+				if err == io.EOF {
+					break
+				}
+				return err
+			}
+		}
+		want := min(int(ar.rec.NumRows())-ar.pos, input.MaxBatchRows-total)
+		var n int
+		b.Buf, ar.spans[input.Loc], n, err = takeArrow(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+		if err != nil {
+			return ar.colErr(input.Loc, err)
+		}
+		for c := input.Loc + 1; c < input.NumColumns; c++ {
+			if ar.cols[c] < 0 {
+				continue
+			}
+			b.Buf, ar.spans[c], _, err = takeArrow(b.Buf, ar.spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1)
+			if err != nil {
+				return ar.colErr(c, err)
+			}
+		}
+		for x, fi := range ar.extCols {
+			if l := ar.list(x); l != nil {
+				b.Buf, ar.extSpans[x], err = l.take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n)
+			} else {
+				b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
+			}
+		}
+		ar.pos += n
+		total += n
+	}
+	if len(ar.ext) > 0 {
+		b.SetExt(ar.ext)
+		for x := range ar.extCols {
+			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
+		}
+	}
+	for c := range input.NumColumns {
+		if ar.cols[c] >= 0 {
+			columnar.SetViews(b, c, ar.spans[c])
+		}
+	}
+	for i := range total {
+		b.Line = append(b.Line, ar.rows+int64(i)+1)
+	}
+	ar.rows += int64(total)
+	if total == 0 {
+		return io.EOF
+	}
+	return nil
+}
+
+func (ar *Reader) colErr(c input.Column, err error) error {
+	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
+}
+
+var errArrowLength = errors.New("column shorter than its record batch")
+
+// takeArrow appends rows from..from+n of arr to buf as text, their spans to
+// spans, and reports how many it took: fewer than n when budget >= 0 and
+// buf reached budget bytes.
+func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+	if arr.Len() < from+n {
+		return buf, spans, 0, errArrowLength
+	}
+	switch a := arr.(type) {
+	case *array.String:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.String, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.LargeString:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.LargeString, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.StringView:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.StringView, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.Binary:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Binary, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.LargeBinary:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.LargeBinary, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.BinaryView:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.BinaryView, i int) []byte { return append(d, a.Value(i)...) })
+	case *array.Date32:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date32, i int) []byte { return columnar.AppendDate(d, int64(a.Value(i))) })
+	case *array.Date64:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date64, i int) []byte {
+			return columnar.AppendDate(d, columnar.DaysFromMillis(int64(a.Value(i))))
+		})
+	case *array.Timestamp:
+		t := a.DataType().(*arrow.TimestampType)
+		perSec := columnar.ArrowPerSec(t.Unit)
+		if perSec == 0 {
+			return buf, spans, 0, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
+		}
+		utc := t.TimeZone != ""
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Timestamp, i int) []byte {
+			return columnar.AppendTimestamp(d, int64(a.Value(i)), perSec, utc)
+		})
+	case *array.Float32:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float32, i int) []byte {
+			return columnar.AppendFloat(d, float64(a.Value(i)), 32)
+		})
+	case *array.Float64:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float64, i int) []byte { return columnar.AppendFloat(d, a.Value(i), 64) })
+	case *array.Decimal128:
+		scale := int(a.DataType().(*arrow.Decimal128Type).Scale)
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Decimal128, i int) []byte {
+			v := a.Value(i)
+			lo, hi := int64(v.LowBits()), v.HighBits()
+			if hi != lo>>63 { // beyond int64: no priority anyway
+				return append(d, columnar.InvalidNumber...)
+			}
+			return columnar.AppendDecimal(d, lo, scale)
+		})
+	case *array.Int32:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int32, i int) []byte { return strconv.AppendInt(d, int64(a.Value(i)), 10) })
+	case *array.Int64:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int64, i int) []byte { return strconv.AppendInt(d, a.Value(i), 10) })
+	case *array.Boolean:
+		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Boolean, i int) []byte { return strconv.AppendBool(d, a.Value(i)) })
+	case *array.Dictionary:
+		return takeDict(buf, spans, a, from, n, budget)
+	}
+	return buf, spans, 0, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
+}
+
+// takeDict is takeArrow for a dictionary-encoded array: each row is its
+// dictionary value.
+func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+	dict := a.Dictionary()
+	var one []columnar.Span
+	took := 0
+	for i := from; i < from+n; i++ {
+		if budget >= 0 && len(buf) >= budget {
+			break
+		}
+		if a.IsNull(i) {
+			spans = append(spans, columnar.NullSpan)
+		} else {
+			j := a.GetValueIndex(i)
+			if j < 0 || j >= dict.Len() {
+				return buf, spans, took, fmt.Errorf("dictionary index %d out of range (%d values)", j, dict.Len())
+			}
+			var err error
+			var k int
+			// One dictionary value, through the typed loops above; one is
+			// the scratch span list of length 1 on the stack's behalf.
+			buf, one, k, err = takeArrow(buf, one[:0], dict, j, 1, -1)
+			if err != nil || k != 1 {
+				return buf, spans, took, err
+			}
+			spans = append(spans, one[0])
+		}
+		took++
+	}
+	return buf, spans, took, nil
+}
+
+// loop appends rows from..from+n of a with app, nulls as columnar.NullSpan, stopping
+// once buf reaches budget (when budget >= 0).
+func loop[A interface{ IsNull(int) bool }](buf []byte, spans []columnar.Span, a A, from, n, budget int, app func([]byte, A, int) []byte) ([]byte, []columnar.Span, int, error) {
+	took := 0
+	for i := from; i < from+n; i++ {
+		if budget >= 0 && len(buf) >= budget {
+			break
+		}
+		if a.IsNull(i) {
+			spans = append(spans, columnar.NullSpan)
+		} else {
+			start := len(buf)
+			buf = app(buf, a, i)
+			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+		}
+		took++
+	}
+	return buf, spans, took, nil
+}

@@ -1,0 +1,9 @@
+package arrowread
+
+import "github.com/sitemapgen/sitemapgen/pipeline/input"
+
+func init() {
+	input.Register(input.Format{Name: "Arrow", Ext: []string{".arrow", ".feather", ".arrows", ".ipc"}, Open: func(path string, opt input.Options) (input.Source, error) {
+		return Open(path, opt)
+	}})
+}

@@ -1,0 +1,126 @@
+package input
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors of every input format. They reach the caller wrapped with the
+// input's name and, where known, the row, record batch, row group and
+// column; test them with errors.Is.
+var (
+	// ErrEmptyInput reports an input file that holds no data rows. A nightly
+	// export that comes out empty is a fault upstream, not a site with no
+	// pages.
+	ErrEmptyInput = errors.New("no data rows")
+	// ErrNoColumn: the header or schema lacks the loc column, or an
+	// optional column mapped to a name other than its default.
+	ErrNoColumn = errors.New("no such column")
+	// ErrColumnType: a mapped column has a type sitemapgen cannot read as
+	// that field (a nested type, a number for loc, a list in CSV, ...).
+	ErrColumnType = errors.New("unsupported column type")
+	// ErrCorrupt: a columnar file is truncated, is not of its format, or
+	// holds data its format does not allow.
+	ErrCorrupt = errors.New("corrupt or truncated file")
+)
+
+// Options says how to read the inputs of a run.
+type Options struct {
+	// Columns is the header or schema name of each field; "" is its default
+	// name (DefaultNames).
+	Columns [NumColumns]string
+	// Lines reads a CSV input as one URL per line (.txt): no CSV parsing,
+	// the whole line (minus \r) is the loc, no header. Open sets it from the
+	// file name.
+	Lines bool
+}
+
+// Mapping is where each field is found among an input's columns.
+type Mapping struct {
+	Names [NumColumns]string // the column name each field is read from
+	Index [NumColumns]int    // the index of its column; -1: absent
+}
+
+// Map finds the fields among the columns named have, a header or a
+// schema's top-level fields: a field's column is the one named exactly as
+// Options.Columns says (spaces around names ignored), else the first whose
+// name matches it case-insensitively. A missing loc column is an error, and
+// so is a missing optional column mapped to a name other than its default
+// (a typo or a changed export: stop rather than drop a field). Errors wrap
+// ErrNoColumn and name the columns the input has.
+func (o Options) Map(have []string) (Mapping, error) {
+	var m Mapping
+	for c, n := range o.Columns {
+		if n = strings.TrimSpace(n); n == "" {
+			n = DefaultNames[c]
+		}
+		m.Names[c] = n
+		m.Index[c] = find(have, n)
+	}
+	for c := range NumColumns {
+		if m.Index[c] >= 0 || c != Loc && strings.EqualFold(m.Names[c], DefaultNames[c]) {
+			continue
+		}
+		return m, &ColumnError{Field: c, Name: m.Names[c], Have: have}
+	}
+	return m, nil
+}
+
+// Mapped reports whether column index k holds a mapped field.
+func (m *Mapping) Mapped(k int) bool {
+	for _, i := range m.Index {
+		if i == k {
+			return true
+		}
+	}
+	return false
+}
+
+func find(have []string, name string) int {
+	for i, h := range have {
+		if strings.TrimSpace(h) == name {
+			return i
+		}
+	}
+	for i, h := range have {
+		if strings.EqualFold(strings.TrimSpace(h), name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ColumnError reports a field whose column an input lacks. It wraps
+// ErrNoColumn.
+type ColumnError struct {
+	Field Column   // the field
+	Name  string   // the column name it was looked up by
+	Have  []string // the input's column names
+}
+
+// Error names the field, the name looked up and the columns there are.
+func (e *ColumnError) Error() string {
+	const show = 20
+	var cols strings.Builder
+	for k, h := range e.Have {
+		if k == show {
+			fmt.Fprintf(&cols, ", … (%d more)", len(e.Have)-show)
+			break
+		}
+		if k > 0 {
+			cols.WriteString(", ")
+		}
+		fmt.Fprintf(&cols, "%q", h)
+	}
+	field := DefaultNames[e.Field]
+	if e.Field == Loc {
+		return fmt.Sprintf("%v: no loc column: none of the columns (%s) is named %q; name the column that holds the URLs with --loc-column",
+			ErrNoColumn, cols.String(), e.Name)
+	}
+	return fmt.Sprintf("%v: no %s column: none of the columns (%s) is named %q; map another with --%s-column",
+		ErrNoColumn, field, cols.String(), e.Name, field)
+}
+
+// Unwrap returns ErrNoColumn.
+func (e *ColumnError) Unwrap() error { return ErrNoColumn }

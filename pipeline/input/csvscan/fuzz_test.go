@@ -1,0 +1,206 @@
+package csvscan
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+)
+
+// FuzzCSVScanner checks Scanner against encoding/csv (Comma ',',
+// FieldsPerRecord -1, LazyQuotes false) as the oracle: for any input, either
+// both fail or both return the same records, at the same line numbers; the
+// rows before an error must agree too, and so must the place of a quote error.
+// Every input is read with a chunk size and a reader (whole, one byte, or
+// short reads) taken from the fuzz arguments.
+//
+// Intentional differences from encoding/csv, handled here:
+//   - A UTF-8 BOM at the start of the input is dropped (encoding/csv keeps it
+//     in the first field): the oracle is given the input without it.
+//   - For a quoted field still open at the end of the input, the error points
+//     at the field's opening quote (the place to fix), where encoding/csv
+//     points at the end of the input: that position is not compared.
+//   - Records longer than MaxRecordBytes are an error (encoding/csv has no
+//     limit); fuzz inputs are far smaller.
+//   - Error kinds: ErrQuote stands for both encoding/csv's ErrBareQuote and
+//     ErrQuote.
+//
+// Lone \r, the \r dropped before \n and before the end of the input, \r\n read
+// as \n in quoted fields, and skipped empty lines all match encoding/csv.
+//
+// Three checks per input:
+//  1. "loc,lastmod,changefreq,priority\n" + data: the header is fixed, so
+//     the four columns of each row are fields 0..3 of each oracle record.
+//  2. data alone: the first record decides header or headerless list; the
+//     expected mapping is derived from the oracle's first record.
+//  3. data in Lines mode, against a split on \n.
+func FuzzCSVScanner(f *testing.F) {
+	for _, s := range []string{
+		"https://a/,2024-01-01,daily,0.5\n",
+		"https://a/\n/b\r\nhttp://c/,1,2,3,4\n",
+		"loc,lastmod\nhttps://a/,2024\n",
+		"lastmod,LOC, priority\n1,https://a/,0.3\n,,\n",
+		"\"https://a/?x=1,2\",\"20\"\"24\"\n\"a\nb\",c\n",
+		"\"a\r\nb\"\r\n\r\n\"\"\r\n",
+		"a\rb,c\r\r\n\r",
+		"\"a\"\r",
+		"\"a\"\rb\n",
+		"a\"b\n",
+		"\"a\"b\n",
+		"\"abc\n\ndef",
+		"\n\n\n,\n \n",
+		"\xEF\xBB\xBFloc\nhttps://a/\n",
+		"\xEF\xBB\xBF\"a\nb\"\n",
+		"x,\"\"\"\",\"\n\"\"\"\n",
+		"https://a/,\"x\"\n\"y\n",
+		"url\nhttps://a/\n",
+	} {
+		for _, chunk := range []uint16{0, 1, 3, 17} {
+			f.Add([]byte(s), chunk, uint8(chunk%3))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint16, mode uint8) {
+		c := int(chunk%300) + 1
+		if chunk >= 60000 {
+			c = 1 << 16 // records far from chunk boundaries
+		}
+		reader := func(b []byte) io.Reader {
+			switch mode % 3 {
+			case 1:
+				return iotest.OneByteReader(bytes.NewReader(b))
+			case 2:
+				return iotest.HalfReader(bytes.NewReader(b))
+			}
+			return bytes.NewReader(b)
+		}
+
+		// 1. Fixed header.
+		const header = "loc,lastmod,changefreq,priority\n"
+		in := append([]byte(header), data...)
+		recs, lines, oerr := oracle(in)
+		want := make([]string, 0, len(recs))
+		for i, rec := range recs[min(1, len(recs)):] {
+			want = append(want, oracleRow(lines[i+1], rec, [input.NumColumns]int{0, 1, 2, 3}))
+		}
+		got, err := scanAll(t, reader(in), input.Options{}, c)
+		compare(t, "fixed header", got, err, want, oerr)
+
+		// 2. The input decides: header or not.
+		body := bytes.TrimPrefix(data, bom)
+		recs, lines, oerr = oracle(body)
+		want = want[:0]
+		var wantErr error = oerr
+		if len(recs) > 0 {
+			cols, isHeader := mapOracle(recs[0])
+			if isHeader && cols[input.Loc] < 0 {
+				recs, wantErr = nil, input.ErrNoColumn
+			}
+			if isHeader {
+				recs, lines = recs[min(1, len(recs)):], lines[1:]
+			}
+			for i, rec := range recs {
+				want = append(want, oracleRow(lines[i], rec, cols))
+			}
+		}
+		got, err = scanAll(t, reader(data), input.Options{}, c)
+		compare(t, "header detection", got, err, want, wantErr)
+		if wantErr == input.ErrNoColumn && !errors.Is(err, input.ErrNoColumn) {
+			t.Fatalf("header detection: error %v, want input.ErrNoColumn", err)
+		}
+
+		// 3. Lines mode.
+		want = want[:0]
+		for i, l := range bytes.Split(body, []byte{'\n'}) {
+			l = bytes.TrimSuffix(l, []byte{'\r'})
+			if len(l) > 0 {
+				want = append(want, fmt.Sprintf("%d %q nil nil nil", i+1, l))
+			}
+		}
+		got, err = scanAll(t, reader(data), input.Options{Lines: true}, c)
+		compare(t, "lines", got, err, want, nil)
+	})
+}
+
+// oracle reads in with encoding/csv: the records before the first error, the
+// line each starts on, and the error.
+func oracle(in []byte) (recs [][]string, lines []int, err error) {
+	r := csv.NewReader(bytes.NewReader(in))
+	r.FieldsPerRecord = -1
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return recs, lines, nil
+		}
+		if err != nil {
+			return recs, lines, err
+		}
+		line, _ := r.FieldPos(0)
+		recs = append(recs, rec)
+		lines = append(lines, line)
+	}
+}
+
+// mapOracle is the header rule, written independently of the scanner's.
+func mapOracle(first []string) (cols [input.NumColumns]int, isHeader bool) {
+	f := strings.ToLower(strings.TrimLeft(first[0], " \t"))
+	if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
+		return [input.NumColumns]int{0, 1, 2, 3}, false
+	}
+	for c, name := range []string{"loc", "lastmod", "changefreq", "priority"} {
+		cols[c] = -1
+		for k, h := range first {
+			if strings.ToLower(strings.TrimSpace(h)) == name {
+				cols[c] = k
+				break
+			}
+		}
+	}
+	return cols, true
+}
+
+// oracleRow renders an oracle record as fmtRow renders a row.
+func oracleRow(line int, rec []string, cols [input.NumColumns]int) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%d", line)
+	for _, k := range cols {
+		if k >= 0 && k < len(rec) {
+			fmt.Fprintf(&s, " %q", rec[k])
+		} else {
+			s.WriteString(" nil")
+		}
+	}
+	return s.String()
+}
+
+func compare(t *testing.T, check string, got []string, err error, want []string, werr error) {
+	t.Helper()
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%s: error %v, encoding/csv: %v", check, err, werr)
+	}
+	if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+		t.Fatalf("%s: rows:\n%s\nencoding/csv:\n%s", check, g, w)
+	}
+	if err == nil {
+		return
+	}
+	var pe *ParseError
+	var ope *csv.ParseError
+	if !errors.As(werr, &ope) {
+		return // input.ErrNoColumn
+	}
+	if !errors.As(err, &pe) || !errors.Is(err, ErrQuote) {
+		t.Fatalf("%s: error %v, encoding/csv: %v", check, err, werr)
+	}
+	if errors.Is(err, errUnterminated) {
+		return // see the differences above
+	}
+	if pe.Line != int64(ope.Line) || pe.Column != ope.Column {
+		t.Fatalf("%s: error %v, encoding/csv: %v", check, err, werr)
+	}
+}

@@ -1,0 +1,180 @@
+// Package inputtest holds what the tests of the input readers share: the
+// fixtures, the checks of what Fill promises, and the cost bounds of the
+// fuzz targets.
+package inputtest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+)
+
+// Fixtures is the folder of the columnar fixtures (testdata/columnar of
+// the module), with a trailing slash, whichever package's test runs.
+var Fixtures = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "columnar") + string(filepath.Separator)
+}()
+
+// FixtureBase is the site the fixtures' URLs are under.
+const FixtureBase = "https://www.example.com/"
+
+// CheckBatch checks what Fill promises: views inside b.Buf, one line number
+// per row, counting up from next. It returns the next line number.
+func CheckBatch(t testing.TB, b *input.Batch, next int64) int64 {
+	t.Helper()
+	for c := range input.NumColumns {
+		if n := len(b.Fields[c]); n != 0 && n != b.Len() {
+			t.Fatalf("column %d has %d rows, batch %d", c, n, b.Len())
+		}
+		for _, f := range b.Fields[c] {
+			if f == nil {
+				continue
+			}
+			if cap(f) > 0 && !Inside(b.Buf, f) {
+				t.Fatalf("a view of column %d is outside b.Buf", c)
+			}
+		}
+	}
+	for _, l := range b.Line {
+		if l != next {
+			t.Fatalf("line %d, want %d", l, next)
+		}
+		next++
+	}
+	return next
+}
+
+// Inside reports whether f lies within buf[:len(buf)].
+func Inside(buf, f []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(f)))
+	return p >= lo && p+uintptr(len(f)) <= lo+uintptr(len(buf))
+}
+
+// ReadAll reads every batch of src, as the read stage does, and returns
+// the rows read and the error that ended it, if not io.EOF.
+func ReadAll(src input.Source) (rows int, err error) {
+	var b input.Batch
+	for range 1 << 20 {
+		b.Reset()
+		if err := src.Fill(&b, 512); err != nil {
+			if errors.Is(err, io.EOF) {
+				return rows, nil
+			}
+			return rows, err
+		}
+		rows += b.Len()
+	}
+	return rows, errors.New("reader does not end")
+}
+
+// Seeds adds every fixture whose name ends in ext to f's corpus; a fixture
+// that cannot be read fails f, and so does finding none.
+func Seeds(f *testing.F, ext string) {
+	paths, err := filepath.Glob(Fixtures + "*" + ext)
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no fixture %s*%s: %v", Fixtures, ext, err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
+
+// Per-input limits of the columnar fuzz targets: a corrupt file that takes
+// seconds or allocates a gigabyte is as bad as a panic for a nightly job.
+const (
+	fuzzMaxTime  = 10 * time.Second
+	fuzzMaxAlloc = 64 << 20 // bytes allocated per input, plus fuzzAllocPerByte per input byte
+)
+
+const fuzzAllocPerByte = 1024
+
+// BoundedCost fails the input when reading it allocates more than the
+// budget, and crashes the fuzz worker (so the input is kept as a failure)
+// when it runs longer than fuzzMaxTime. Call the result when done.
+func BoundedCost(t testing.TB, data []byte) func() {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	timer := time.AfterFunc(fuzzMaxTime, func() {
+		panic(fmt.Sprintf("reading a %d-byte input took more than %v", len(data), fuzzMaxTime))
+	})
+	return func() {
+		timer.Stop()
+		metrics.Read(sample)
+		if got, limit := sample[0].Value.Uint64()-before, uint64(fuzzMaxAlloc+fuzzAllocPerByte*len(data)); got > limit {
+			t.Fatalf("reading a %d-byte input allocated %d bytes (limit %d)", len(data), got, limit)
+		}
+	}
+}
+
+// FuzzRead reads src to the end, checking every batch, and returns the
+// error that ended it, if not io.EOF: it must wrap input.ErrCorrupt and be
+// sticky.
+func FuzzRead(t *testing.T, src input.Source) error {
+	var b input.Batch
+	next := int64(1)
+	for range 10000 {
+		b.Reset()
+		err := src.Fill(&b, 256)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if !errors.Is(err, input.ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			if err2 := src.Fill(&b, 256); err2 != err {
+				t.Fatalf("error not sticky: %v then %v", err, err2)
+			}
+			return err
+		}
+		if b.Len() == 0 {
+			t.Fatalf("Fill returned neither rows nor an error")
+		}
+		next = CheckBatch(t, &b, next)
+		if src.Rows() != next-1 {
+			t.Fatalf("Rows %d, want %d", src.Rows(), next-1)
+		}
+	}
+	// Every Fill delivered rows, so the reader progresses: a small file may
+	// hold many rows (RLE), and the time a file takes is bounded by
+	// BoundedCost, not by a number of batches.
+	return nil
+}
+
+// WriteFile writes data to a file name in a new temporary folder and
+// returns its path.
+func WriteFile(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ReadFixture returns the bytes of the fixture name; a missing fixture
+// fails the test.
+func ReadFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(Fixtures + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

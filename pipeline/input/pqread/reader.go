@@ -1,0 +1,736 @@
+// Package pqread reads Apache Parquet files into batches: it maps columns
+// with parquet-go's schema and decodes the pages itself (internal/pqpage),
+// so that memory is bounded by a page per column and the batch, and nothing
+// a corrupt file claims is allocated before it is checked.
+package pqread
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/pqpage"
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
+)
+
+// Reader reads the rows of an Apache Parquet file into Batches. It
+// uses parquet-go for the schema (after checking the footer, see
+// pqpage.CheckFooter) and reads the pages itself (pqpage.Reader): one page per
+// column at a time, with one read each, its values copied into the Batch's
+// Buf without allocating per row. Row groups are read in order and a batch
+// may span several; memory is bounded by a page per column and the batch,
+// never by the row group, and nothing a corrupt file claims is allocated
+// before it is checked against the file.
+//
+// Columns are found among the top-level fields as input.Options.Map says. loc and changefreq are strings (BYTE_ARRAY, also
+// dictionary-encoded); lastmod is a string, a DATE (written YYYY-MM-DD), a
+// TIMESTAMP of any unit or an INT96 timestamp (written YYYY-MM-DDThh:mm:ss[.f],
+// with Z when the timestamp is UTC-adjusted, without a zone, so read in
+// --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
+// string. A null is an absent field. Nested and repeated columns are refused,
+// but for the list extension columns images, alternates and videos
+// (pqList), read through the same page decoder.
+//
+// Batch.Line holds the 1-based row number of each row in the file.
+type Reader struct {
+	name string
+	file *os.File
+	r    io.ReaderAt
+	size int64
+	pf   *parquet.File
+
+	cols  [input.NumColumns]*pqColumn // nil: the file has no such column
+	rg    int                         // next row group to open
+	left  int64                       // rows of the open row group not read yet
+	rows  int64
+	err   error
+	spans [input.NumColumns][]columnar.Span
+
+	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
+	extCols  []*pqColumn        // nil for a list column: lists
+	extSpans [][]columnar.Span
+	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
+}
+
+// valueKind is how a column's values become text.
+type valueKind int
+
+const (
+	kindBytes     valueKind = iota // BYTE_ARRAY, as is
+	kindDate                       // INT32 days since the epoch
+	kindTimestamp                  // INT64 in units of 1/perSec s
+	kindInt96                      // legacy INT96 timestamp: nanoseconds of the day, Julian day
+	kindFloat                      // FLOAT
+	kindDouble                     // DOUBLE
+	kindDec32                      // INT32 decimal
+	kindDec64                      // INT64 decimal
+	kindDecBytes                   // (FIXED_LEN_)BYTE_ARRAY decimal, big-endian
+	kindInt32                      // INT32, as a decimal integer
+	kindInt64                      // INT64, as a decimal integer
+	kindBool                       // BOOLEAN: "true" or "false"
+)
+
+// pqColumn reads one mapped column, a page at a time.
+type pqColumn struct {
+	field  input.Column
+	name   string
+	leaf   *parquet.Column
+	kind   valueKind
+	perSec int64 // kindTimestamp
+	utc    bool  // kindTimestamp
+	scale  int   // decimals
+	maxDef byte
+
+	pages pqpage.Reader
+	page  pqpage.Page
+	lv    [pqpage.LevelBlock]uint32 // definition levels of a block of rows
+	ix    [pqpage.LevelBlock]uint32 // dictionary indexes of a block of rows
+
+	texts *textCache // numbers and dates as text: they repeat
+}
+
+// textCache remembers the text of recently seen non-string values (at
+// most 12 bytes: dates, timestamps, numbers), which repeat in real exports:
+// formatting a float or a time costs far more than a lookup.
+type textCache struct {
+	entries [256]textEntry
+}
+
+type textEntry struct {
+	lo   uint64
+	hi   uint32
+	ok   bool
+	n    uint8
+	text [32]byte
+}
+
+func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
+	var b [12]byte
+	copy(b[:], v)
+	lo, hi = binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint32(b[8:])
+	h := (lo ^ uint64(hi)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	return lo, hi, &tc.entries[h>>56]
+}
+
+// Open opens the Parquet file name and maps its columns.
+func Open(name string, opt input.Options) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pr, err := NewReader(f, fi.Size(), name, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	pr.file = f
+	return pr, nil
+}
+
+// NewReader reads the Parquet file of size bytes in r, an input named
+// source. Errors name the source and wrap input.ErrCorrupt, input.ErrNoColumn or
+// input.ErrColumnType.
+func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr *Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			pr, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
+		}
+	}()
+	if err := pqpage.CheckFooter(r, size); err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
+	}
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
+	}
+	pr = &Reader{name: source, r: r, size: size, pf: pf}
+	// RLE lets a few bytes stand for millions of rows; a URL list holds
+	// distinct URLs, which cost bytes. A file claiming more than
+	// saferio.MaxRowsPerByte rows per byte is refused rather than read for hours.
+	var rows int64
+	for _, g := range pf.Metadata().RowGroups {
+		if g.NumRows < 0 || g.NumRows > saferio.MaxRowsPerByte*size || rows > saferio.MaxRowsPerByte*size-g.NumRows {
+			return nil, fmt.Errorf("%s: %w: row groups claim more than %d rows in %d bytes", source, input.ErrCorrupt, saferio.MaxRowsPerByte*size, size)
+		}
+		rows += g.NumRows
+	}
+	top := pf.Root().Columns()
+	m, merr := opt.Map(columnNames(top))
+	for c := range input.NumColumns {
+		if m.Index[c] < 0 {
+			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
+				return nil, fmt.Errorf("%s: %w", source, merr)
+			}
+			continue
+		}
+		pc, err := newPQColumn(c, top[m.Index[c]])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		pr.cols[c] = pc
+	}
+	// Extension columns: the other top-level columns named like one.
+next:
+	for _, col := range top {
+		for _, pc := range pr.cols {
+			if pc != nil && pc.leaf == col {
+				continue next
+			}
+		}
+		x, ok := encode.ParseExtColumn(col.Name())
+		if !ok {
+			continue
+		}
+		if columnar.IsListKind(x.Kind) {
+			if err := pr.addList(x, col); err != nil {
+				return nil, fmt.Errorf("%s: %w", source, err)
+			}
+			continue
+		}
+		pc, err := newPQColumn(columnar.ExtLike(x.Kind), col)
+		if err != nil {
+			pc, err = newPQExtColumn(x.Kind, col, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		pr.ext = append(pr.ext, x)
+		pr.extCols = append(pr.extCols, pc)
+		pr.extSpans = append(pr.extSpans, nil)
+	}
+	return pr, nil
+}
+
+// Extensions returns the extension columns of the file.
+func (pr *Reader) Extensions() []encode.ExtColumn { return pr.ext }
+
+// newPQExtColumn accepts the integer columns of video:duration and
+// video:view_count and the BOOLEAN columns of mobile and the yes/no video
+// elements, or returns typeErr, the error of the string column they are not.
+func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqColumn, error) {
+	if !col.Leaf() || col.Repeated() || col.MaxRepetitionLevel() > 0 || col.MaxDefinitionLevel() > 1 {
+		return nil, typeErr
+	}
+	pc := &pqColumn{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	switch kind := col.Type().Kind(); {
+	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int32:
+		pc.kind = kindInt32
+	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int64:
+		pc.kind = kindInt64
+	case (k == encode.ExtMobile || k == encode.ExtVideoFamilyFriendly || k == encode.ExtVideoRequiresSubscription || k == encode.ExtVideoLive) && kind == parquet.Boolean:
+		pc.kind = kindBool
+	default:
+		return nil, typeErr
+	}
+	pc.setPages()
+	return pc, nil
+}
+
+func columnNames(cols []*parquet.Column) []string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name()
+	}
+	return names
+}
+
+// newPQColumn checks that col can be read as field c and decides how.
+func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
+	pc, err := newPQColumnKind(c, col)
+	if err != nil {
+		return nil, err
+	}
+	pc.setPages()
+	return pc, nil
+}
+
+// setPages sets up the page decoder for the column's kind of values.
+func (pc *pqColumn) setPages() {
+	switch pc.kind {
+	case kindBytes:
+		pc.pages.Size = 0
+	case kindDecBytes:
+		// FIXED_LEN_BYTE_ARRAY: its length; BYTE_ARRAY: 0.
+	case kindBool:
+		pc.pages.Size = 1 // bit-packed (PLAIN) or RLE; decoded to one byte
+	case kindDate, kindDec32, kindFloat, kindInt32:
+		pc.pages.Size = 4
+	case kindTimestamp, kindDec64, kindDouble, kindInt64:
+		pc.pages.Size = 8
+	case kindInt96:
+		pc.pages.Size = 12
+	}
+	pc.pages.Type = format.Type(pc.leaf.Type().Kind())
+}
+
+func newPQColumnKind(c input.Column, col *parquet.Column) (*pqColumn, error) {
+	pc := &pqColumn{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	typeErr := func(what string) error {
+		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.DefaultNames[c], input.ErrColumnType, what)
+	}
+	if !col.Leaf() {
+		what := "group"
+		if lt := col.Type().LogicalType(); lt != nil && lt.Value != nil {
+			what = lt.String()
+		}
+		return nil, typeErr(what + " (a nested column); want a flat column")
+	}
+	if col.Repeated() || col.MaxRepetitionLevel() > 0 {
+		return nil, typeErr("repeated " + col.Type().String() + " (a list); want a flat column")
+	}
+	if pc.maxDef > 1 {
+		return nil, typeErr(col.Type().String() + " nested in a group; want a flat column")
+	}
+	typ := col.Type()
+	var lt format.LogicalTypeValue
+	if l := typ.LogicalType(); l != nil {
+		lt = l.Value
+	}
+	kind := typ.Kind()
+	if kind == parquet.FixedLenByteArray {
+		pc.pages.Size = typ.Length()
+		if pc.pages.Size <= 0 || pc.pages.Size > 1<<20 {
+			return nil, typeErr(typ.String() + " of length " + fmt.Sprint(pc.pages.Size))
+		}
+	}
+	want := map[input.Column]string{
+		input.Loc:        "want a string (BYTE_ARRAY)",
+		input.Changefreq: "want a string (BYTE_ARRAY)",
+		input.Lastmod:    "want a string, DATE or TIMESTAMP",
+		input.Priority:   "want FLOAT, DOUBLE, DECIMAL or a string",
+	}[c]
+	if d, ok := lt.(*format.DecimalType); ok {
+		if c != input.Priority {
+			return nil, typeErr(typ.String() + "; " + want)
+		}
+		pc.scale = int(d.Scale)
+		switch kind {
+		case parquet.Int32:
+			pc.kind = kindDec32
+		case parquet.Int64:
+			pc.kind = kindDec64
+		default:
+			pc.kind = kindDecBytes
+		}
+		return pc, nil
+	}
+	switch {
+	case kind == parquet.ByteArray:
+		switch lt.(type) {
+		case nil, *format.StringType, *format.EnumType, *format.JsonType:
+			pc.kind = kindBytes
+			return pc, nil
+		}
+	case c == input.Lastmod && kind == parquet.Int32:
+		if _, ok := lt.(*format.DateType); ok {
+			pc.kind = kindDate
+			return pc, nil
+		}
+	case c == input.Lastmod && kind == parquet.Int64:
+		if ts, ok := lt.(*format.TimestampType); ok {
+			pc.kind, pc.utc = kindTimestamp, ts.IsAdjustedToUTC
+			if pc.perSec = columnar.ParquetPerSec(ts); pc.perSec == 0 {
+				return nil, typeErr(typ.String() + " of unknown unit; " + want)
+			}
+			return pc, nil
+		}
+	case c == input.Lastmod && kind == parquet.Int96:
+		pc.kind = kindInt96
+		return pc, nil
+	case c == input.Priority && kind == parquet.Float:
+		pc.kind = kindFloat
+		return pc, nil
+	case c == input.Priority && kind == parquet.Double:
+		pc.kind = kindDouble
+		return pc, nil
+	}
+	return nil, typeErr(typ.String() + "; " + want)
+}
+
+// Rows reports the rows handed out so far.
+func (pr *Reader) Rows() int64 { return pr.rows }
+
+// Close releases the file.
+func (pr *Reader) Close() error {
+	for _, c := range append(pr.cols[:], pr.extCols...) {
+		if c != nil {
+			c.close()
+		}
+	}
+	pr.closeLists()
+	if pr.file != nil {
+		err := pr.file.Close()
+		pr.file = nil
+		return err
+	}
+	return nil
+}
+
+// Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
+// until about chunk bytes are in b.Buf (chunk <= 0: input.DefaultChunk) or the
+// file ends; b.Line[i] is the 1-based row number in the file. It returns
+// io.EOF when the file is exhausted and it added no rows; errors name the
+// file, row group and column, wrap input.ErrCorrupt, and are sticky. A panic of
+// the Parquet library on a corrupt file is returned as such an error.
+func (pr *Reader) Fill(b *input.Batch, chunk int) (err error) {
+	if pr.err != nil {
+		return pr.err
+	}
+	if chunk <= 0 {
+		chunk = input.DefaultChunk
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: row group %d: %w: %v", pr.name, pr.rg, input.ErrCorrupt, p)
+		}
+		if err != nil && err != io.EOF {
+			pr.err = err
+		}
+	}()
+	b.Source = pr.name
+	rows0 := len(b.Line)
+	budget := len(b.Buf) + chunk
+	for c := range pr.spans {
+		pr.spans[c] = pr.spans[c][:0]
+	}
+	for x := range pr.extSpans {
+		pr.extSpans[x] = pr.extSpans[x][:0]
+	}
+	loc := pr.cols[input.Loc]
+	total := 0
+	for len(b.Buf) < budget && total < input.MaxBatchRows {
+		if pr.left == 0 {
+			if err := pr.nextRowGroup(); err != nil {
+				if err == io.EOF {
+					break
+				}
+				return err
+			}
+			continue
+		}
+		want := int(min(pr.left, int64(input.MaxBatchRows-total)))
+		if len(pr.lists) > 0 {
+			// A row's lists may be large (up to maxListBytes each): take
+			// one row at a time, so that the batch stops at its budget.
+			want = 1
+		}
+		var n int
+		b.Buf, pr.spans[input.Loc], n, err = loc.take(b.Buf, pr.spans[input.Loc], want, budget)
+		if err != nil {
+			return pr.colErr(loc, err)
+		}
+		for c := input.Loc + 1; c < input.NumColumns; c++ {
+			col := pr.cols[c]
+			if col == nil {
+				continue
+			}
+			if b.Buf, pr.spans[c], err = pr.takeRows(col, b.Buf, pr.spans[c], n); err != nil {
+				return err
+			}
+		}
+		for x, col := range pr.extCols {
+			if col == nil {
+				if b.Buf, pr.extSpans[x], err = pr.takeList(x, b.Buf, pr.extSpans[x], n); err != nil {
+					return err
+				}
+				continue
+			}
+			if b.Buf, pr.extSpans[x], err = pr.takeRows(col, b.Buf, pr.extSpans[x], n); err != nil {
+				return err
+			}
+		}
+		pr.left -= int64(n)
+		total += n
+	}
+	for c := range input.NumColumns {
+		if pr.cols[c] != nil {
+			columnar.SetViews(b, c, pr.spans[c])
+		}
+	}
+	if len(pr.ext) > 0 {
+		b.SetExt(pr.ext)
+		for x := range pr.extCols {
+			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
+		}
+	}
+	for i := range total {
+		b.Line = append(b.Line, pr.rows+int64(i)+1)
+	}
+	pr.rows += int64(total)
+	if len(b.Line) == rows0 {
+		return io.EOF
+	}
+	return nil
+}
+
+func (pr *Reader) colErr(c *pqColumn, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("column chunk ends before the row group's %d rows: %w", pr.pf.RowGroups()[pr.rg-1].NumRows(), io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("%s: row group %d, column %q: %w: %w", pr.name, pr.rg-1, c.name, input.ErrCorrupt, err)
+}
+
+// nextRowGroup opens the column chunks of the next row group; io.EOF after
+// the last. A chunk must lie inside the file.
+func (pr *Reader) nextRowGroup() error {
+	groups := pr.pf.Metadata().RowGroups
+	for pr.rg < len(groups) {
+		g := &groups[pr.rg]
+		pr.rg++
+		if g.NumRows < 0 {
+			return fmt.Errorf("%s: row group %d: %w: %d rows", pr.name, pr.rg-1, input.ErrCorrupt, g.NumRows)
+		}
+		if g.NumRows == 0 {
+			continue
+		}
+		for _, c := range append(pr.cols[:], pr.extCols...) {
+			if c == nil {
+				continue
+			}
+			if err := pr.openChunk(c, g, g.NumRows); err != nil {
+				return err
+			}
+		}
+		if err := pr.openLists(g); err != nil {
+			return err
+		}
+		pr.left = g.NumRows
+		return nil
+	}
+	return io.EOF
+}
+
+// openChunk starts c on its column chunk in row group g (pr.rg-1), which
+// holds at most values values (levels, for a list leaf; rows otherwise). The
+// chunk must lie inside the file.
+func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
+	i := c.leaf.Index()
+	if i < 0 || i >= len(g.Columns) {
+		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
+	}
+	md := &g.Columns[i].MetaData
+	start := md.DataPageOffset
+	if d := md.DictionaryPageOffset; d > 0 && d < start {
+		start = d
+	}
+	if start < 4 || md.TotalCompressedSize < 0 || md.TotalCompressedSize > pr.size-start {
+		return fmt.Errorf("%s: row group %d, column %q: %w: column chunk of %d bytes at %d in a file of %d bytes",
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt, md.TotalCompressedSize, start, pr.size)
+	}
+	c.page = pqpage.Page{}
+	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
+	return nil
+}
+
+func (c *pqColumn) close() { c.pages.Close() }
+
+// takeRows takes the values of exactly n rows of col, as views into buf:
+// fewer is a truncated column. Errors name the column.
+func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
+	buf, spans, m, err := col.take(buf, spans, n, -1)
+	if err == nil && m < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return buf, spans, pr.colErr(col, err)
+	}
+	return buf, spans, nil
+}
+
+// take appends the next want rows of the column to buf, their spans to
+// spans, and reports how many it took: fewer than want when budget >= 0 and
+// buf reached budget bytes, or when the column chunk ended (io.EOF). Every
+// turn of its loop delivers rows or reads a page (which consumes bytes of
+// the chunk), so it ends.
+func (c *pqColumn) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
+	took := 0
+	pg := &c.page
+	p := &c.pages
+	for took < want {
+		if budget >= 0 && len(buf) >= budget {
+			break
+		}
+		if pg.R == pg.N {
+			if err := p.Next(pg, c.maxDef, 0); err != nil {
+				return buf, spans, took, err
+			}
+			continue
+		}
+		k := min(want-took, pg.N-pg.R)
+		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.Plain && !pg.Dict {
+			// The hot path: a required plain string column.
+			vals := pg.Vals
+			at := pg.VP
+			for range k {
+				if len(vals)-at < 4 {
+					return buf, spans, took, errors.New("page has fewer values than rows")
+				}
+				l := binary.LittleEndian.Uint32(vals[at:])
+				if uint64(l) > uint64(len(vals)-at-4) {
+					return buf, spans, took, errors.New("value longer than its page")
+				}
+				start := len(buf)
+				buf = append(buf, vals[at+4:at+4+int(l)]...)
+				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+				at += 4 + int(l)
+				pg.R++
+				took++
+				if budget >= 0 && len(buf) >= budget {
+					break
+				}
+			}
+			pg.VP = at
+			continue
+		}
+		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.DeltaLengthByteArray {
+			// A required string column as parquet-go writes it.
+			vals := pg.Vals
+			at := pg.VP
+			for range k {
+				l, err := pg.Lens.Next()
+				if err != nil {
+					return buf, spans, took, err
+				}
+				if uint64(l) > uint64(len(vals)-at) {
+					return buf, spans, took, errors.New("value longer than its page")
+				}
+				start := len(buf)
+				buf = append(buf, vals[at:at+int(l)]...)
+				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+				at += int(l)
+				pg.R++
+				took++
+				if budget >= 0 && len(buf) >= budget {
+					break
+				}
+			}
+			pg.VP = at
+			continue
+		}
+		k = min(k, pqpage.LevelBlock)
+		if budget >= 0 && (pg.HasDef || pg.Dict) {
+			k = min(k, 64) // levels and indexes decoded ahead are not given back
+		}
+		var lv []uint32
+		nonNull := k
+		if pg.HasDef {
+			lv = c.lv[:k]
+			if err := pg.Levels.Read(lv); err != nil {
+				return buf, spans, took, err
+			}
+			def := uint32(c.maxDef)
+			nonNull = 0
+			for _, l := range lv {
+				if l == def {
+					nonNull++
+				}
+			}
+		}
+		var ix []uint32
+		if pg.Dict {
+			ix = c.ix[:nonNull]
+			if err := pg.Idx.Read(ix); err != nil {
+				return buf, spans, took, err
+			}
+		}
+		j := 0
+		for i := range k {
+			if lv != nil && lv[i] != uint32(c.maxDef) {
+				spans = append(spans, columnar.NullSpan)
+				continue
+			}
+			var v []byte
+			var err error
+			if ix != nil {
+				v, err = p.DictValue(ix[j])
+				j++
+			} else {
+				v, err = p.Value(pg)
+			}
+			if err != nil {
+				return buf, spans, took, err
+			}
+			start := len(buf)
+			buf = c.appendValue(buf, v)
+			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+		}
+		pg.R += k
+		took += k
+	}
+	return buf, spans, took, nil
+}
+
+// appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
+// without its length; of the size of its type otherwise), as text.
+func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
+	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.Size == 0 || len(v) > 12 {
+		return c.formatValue(buf, v)
+	}
+	if c.texts == nil {
+		c.texts = new(textCache)
+	}
+	lo, hi, e := c.texts.slot(v)
+	if e.ok && e.lo == lo && e.hi == hi {
+		return append(buf, e.text[:e.n]...)
+	}
+	start := len(buf)
+	buf = c.formatValue(buf, v)
+	if t := buf[start:]; len(t) <= len(e.text) {
+		e.lo, e.hi, e.ok, e.n = lo, hi, true, uint8(copy(e.text[:], t))
+	}
+	return buf
+}
+
+// formatValue appends v as text.
+func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
+	le := binary.LittleEndian
+	switch c.kind {
+	case kindBytes:
+		return append(buf, v...)
+	case kindDate:
+		return columnar.AppendDate(buf, int64(int32(le.Uint32(v))))
+	case kindTimestamp:
+		return columnar.AppendTimestamp(buf, int64(le.Uint64(v)), c.perSec, c.utc)
+	case kindInt96:
+		nanos := int64(le.Uint64(v))
+		days := int64(int32(le.Uint32(v[8:])))
+		const julianEpoch = 2440588 // the Julian day of 1970-01-01
+		return columnar.AppendTimestamp(buf, (days-julianEpoch)*86400*columnar.Nanos+nanos, columnar.Nanos, true)
+	case kindFloat:
+		return columnar.AppendFloat(buf, float64(math.Float32frombits(le.Uint32(v))), 32)
+	case kindDouble:
+		return columnar.AppendFloat(buf, math.Float64frombits(le.Uint64(v)), 64)
+	case kindDec32:
+		return columnar.AppendDecimal(buf, int64(int32(le.Uint32(v))), c.scale)
+	case kindDec64:
+		return columnar.AppendDecimal(buf, int64(le.Uint64(v)), c.scale)
+	case kindInt32:
+		return strconv.AppendInt(buf, int64(int32(le.Uint32(v))), 10)
+	case kindInt64:
+		return strconv.AppendInt(buf, int64(le.Uint64(v)), 10)
+	case kindBool:
+		return strconv.AppendBool(buf, v[0] != 0)
+	case kindDecBytes:
+		n, ok := columnar.BigEndianInt(v)
+		if !ok {
+			return append(buf, columnar.InvalidNumber...)
+		}
+		return columnar.AppendDecimal(buf, n, c.scale)
+	}
+	return buf
+}

@@ -1,0 +1,9 @@
+package pqread
+
+import "github.com/sitemapgen/sitemapgen/pipeline/input"
+
+func init() {
+	input.Register(input.Format{Name: "Parquet", Ext: []string{".parquet"}, Open: func(path string, opt input.Options) (input.Source, error) {
+		return Open(path, opt)
+	}})
+}
