@@ -60,6 +60,7 @@ type Report struct {
 	ShardsUnchanged   int                `json:"shards_unchanged"` // in it, same bytes
 	ShardsRemoved     int                `json:"shards_removed"`   // only in the published set
 	RobotsChanged     bool               `json:"robots_changed"`   // the Sitemap: lines differ from the published ones
+	Sort              *SortReport        `json:"sort,omitempty"`   // --sort / --dedup only
 	Indexes           int                `json:"indexes"`
 	GzipLevel         int                `json:"gzip_level"`
 	BytesUncompressed int64              `json:"bytes_uncompressed"`

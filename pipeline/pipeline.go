@@ -42,11 +42,22 @@ type Config struct {
 	MaxBytes  int           // per shard, uncompressed, whole file
 	Fanout    int           // entries per index
 	Cut       shard.CutMode // where shards end: tight (the zero value) or stable
-	Workers   int           // encoding goroutines (0: GOMAXPROCS)
-	GzipLevel int           // 1..9
-	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
-	LastmodTZ *time.Location
-	Columns   [input.NumColumns]string // input column names ("" = default)
+	// Sort orders the entries by their normalised loc before they are cut,
+	// in bounded memory (spilling sorted runs to TmpDir), so that an export
+	// in no stable order still gives stable shards.
+	Sort bool
+	// Dedup (implies Sort) keeps the first row, in input order, of each
+	// normalised loc and rejects the others as encode.Duplicate.
+	Dedup bool
+	// TmpDir holds the sorted runs ("": os.TempDir()); SortMemory bounds
+	// the entries held in memory (0: DefaultSortMemory).
+	TmpDir     string
+	SortMemory int
+	Workers    int // encoding goroutines (0: GOMAXPROCS)
+	GzipLevel  int // 1..9
+	GzipProcs  int // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
+	LastmodTZ  *time.Location
+	Columns    [input.NumColumns]string // input column names ("" = default)
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
@@ -439,6 +450,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 			continue
 		}
 		b.Ends = append(b.Ends, uint32(len(b.Out)))
+		b.EntryLine = append(b.EntryLine, b.Line[i])
 		b.LmKey = append(b.LmKey, res.LastmodKey)
 		b.LmAt = append(b.LmAt, uint32(res.LastmodAt))
 		b.LmLen = append(b.LmLen, uint16(res.LastmodLen))
@@ -489,6 +501,29 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	if err := room(); err != nil { // for the first shard
 		return err
 	}
+	// place packs entries into shards and hands on each one closed.
+	place := func(ents *shard.Entries) error {
+		for k := 0; k < len(ents.Ends); {
+			var s *shard.Shard
+			if k, s = r.cutter.AddEntries(ents, k); s != nil {
+				if r.cfg.Fanout == 1 {
+					return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
+				}
+				if err := send(s); err != nil {
+					return err
+				}
+				if err := room(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var sorted *sorter
+	if r.cfg.Sort || r.cfg.Dedup {
+		sorted = newSorter(r.cfg)
+		defer sorted.close()
+	}
 	for b := range in {
 		pending[b.Seq%uint64(r.depth)] = b
 		for {
@@ -499,20 +534,12 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			pending[next%uint64(r.depth)] = nil
 			next++
 			t := time.Now()
-			ents := shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}
-			for k := 0; k < len(b.Ends); {
-				var s *shard.Shard
-				if k, s = r.cutter.AddEntries(&ents, k); s != nil {
-					if r.cfg.Fanout == 1 {
-						return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
-					}
-					if err := send(s); err != nil {
-						return err
-					}
-					if err := room(); err != nil {
-						return err
-					}
+			if sorted != nil {
+				if err := sorted.add(b); err != nil {
+					return err
 				}
+			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}); err != nil {
+				return err
 			}
 			for _, rj := range b.Rejects {
 				reasons[rj.Reason]++
@@ -539,6 +566,25 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	if !r.readOK.Load() {
 		// The input ended early: the stage that failed reports why.
 		return nil
+	}
+	if sorted != nil {
+		t := time.Now()
+		dups, err := sorted.drain(place, func(source string, line int64, loc []byte) error {
+			reasons[encode.Duplicate]++
+			if rejects != nil {
+				return rejects.write(source, line, encode.Duplicate, loc)
+			}
+			return nil
+		})
+		r.rep.URLs -= dups
+		r.progress.URLs.Add(-dups)
+		r.progress.Rejected.Add(dups)
+		r.times.cut.Add(int64(time.Since(t) - blocked))
+		blocked = 0
+		if err != nil {
+			return err
+		}
+		r.rep.Sort = sorted.report()
 	}
 	if s := r.cutter.Flush(); s != nil {
 		if err := send(s); err != nil {
