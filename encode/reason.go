@@ -16,6 +16,7 @@ const (
 	OutOfScope           // scheme, host, port or path prefix differ from the scope
 	TooLong              // loc is 2,048 characters or more after encoding
 	EntryTooLarge        // the encoded entry cannot fit even an empty shard
+	Duplicate            // --dedup: the same normalised loc came earlier in the input
 	NumReasons
 )
 
@@ -31,6 +32,7 @@ var reasonNames = [NumReasons]string{
 	OutOfScope:    "out_of_scope",
 	TooLong:       "loc_too_long",
 	EntryTooLarge: "entry_too_large",
+	Duplicate:     "duplicate",
 }
 
 // String returns the reason's stable snake_case name.

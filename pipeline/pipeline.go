@@ -41,11 +41,23 @@ type Config struct {
 	MaxURLs   int           // per shard
 	MaxBytes  int           // per shard, uncompressed, whole file
 	Fanout    int           // entries per index
-	Workers   int           // encoding goroutines (0: GOMAXPROCS)
-	GzipLevel int           // 1..9
-	GzipProcs int           // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
-	LastmodTZ *time.Location
-	Columns   [input.NumColumns]string // input column names ("" = default)
+	Cut       shard.CutMode // where shards end: tight (the zero value) or stable
+	// Sort orders the entries by their normalised loc before they are cut,
+	// in bounded memory (spilling sorted runs to TmpDir), so that an export
+	// in no stable order still gives stable shards.
+	Sort bool
+	// Dedup (implies Sort) keeps the first row, in input order, of each
+	// normalised loc and rejects the others as encode.Duplicate.
+	Dedup bool
+	// TmpDir holds the sorted runs ("": os.TempDir()); SortMemory bounds
+	// the entries held in memory (0: DefaultSortMemory).
+	TmpDir     string
+	SortMemory int
+	Workers    int // encoding goroutines (0: GOMAXPROCS)
+	GzipLevel  int // 1..9
+	GzipProcs  int // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
+	LastmodTZ  *time.Location
+	Columns    [input.NumColumns]string // input column names ("" = default)
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
@@ -66,6 +78,10 @@ type Config struct {
 	// without releasing it, where the store cannot see it die (S3); 0:
 	// publish.DefaultLockTTL.
 	LockTTL time.Duration
+	// Now is the run's time: the index <lastmod> of every file whose content
+	// changes, and the manifest's time (zero: the clock). Fixing it makes
+	// runs reproducible.
+	Now     time.Time
 	DryRun  bool // everything but the writes; Report.Plan says what would happen
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
@@ -148,7 +164,6 @@ type run struct {
 	tx     *publish.Tx
 
 	mu       sync.Mutex
-	listed   []shard.Listed // by shard number - 1
 	files    []publish.File // by shard number - 1
 	readOK   atomic.Bool    // every input was read to its end without error
 	rowsRead atomic.Int64   // rows handed out by the inputs
@@ -209,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer input.Release(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Log: r.log,
+		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log,
 	})
 	if err != nil {
 		return finish(err)
@@ -244,7 +259,7 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(input.DefaultChunk)
 	}
-	r.cutter = shard.NewCutterHeader(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces))
+	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces), cfg.Cut)
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
@@ -435,6 +450,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 			continue
 		}
 		b.Ends = append(b.Ends, uint32(len(b.Out)))
+		b.EntryLine = append(b.EntryLine, b.Line[i])
 		b.LmKey = append(b.LmKey, res.LastmodKey)
 		b.LmAt = append(b.LmAt, uint32(res.LastmodAt))
 		b.LmLen = append(b.LmLen, uint16(res.LastmodLen))
@@ -485,6 +501,29 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	if err := room(); err != nil { // for the first shard
 		return err
 	}
+	// place packs entries into shards and hands on each one closed.
+	place := func(ents *shard.Entries) error {
+		for k := 0; k < len(ents.Ends); {
+			var s *shard.Shard
+			if k, s = r.cutter.AddEntries(ents, k); s != nil {
+				if r.cfg.Fanout == 1 {
+					return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
+				}
+				if err := send(s); err != nil {
+					return err
+				}
+				if err := room(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var sorted *sorter
+	if r.cfg.Sort || r.cfg.Dedup {
+		sorted = newSorter(r.cfg)
+		defer sorted.close()
+	}
 	for b := range in {
 		pending[b.Seq%uint64(r.depth)] = b
 		for {
@@ -495,20 +534,12 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			pending[next%uint64(r.depth)] = nil
 			next++
 			t := time.Now()
-			ents := shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}
-			for k := 0; k < len(b.Ends); {
-				var s *shard.Shard
-				if k, s = r.cutter.AddEntries(&ents, k); s != nil {
-					if r.cfg.Fanout == 1 {
-						return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
-					}
-					if err := send(s); err != nil {
-						return err
-					}
-					if err := room(); err != nil {
-						return err
-					}
+			if sorted != nil {
+				if err := sorted.add(b); err != nil {
+					return err
 				}
+			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}); err != nil {
+				return err
 			}
 			for _, rj := range b.Rejects {
 				reasons[rj.Reason]++
@@ -535,6 +566,25 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	if !r.readOK.Load() {
 		// The input ended early: the stage that failed reports why.
 		return nil
+	}
+	if sorted != nil {
+		t := time.Now()
+		dups, err := sorted.drain(place, func(source string, line int64, loc []byte) error {
+			reasons[encode.Duplicate]++
+			if rejects != nil {
+				return rejects.write(source, line, encode.Duplicate, loc)
+			}
+			return nil
+		})
+		r.rep.URLs -= dups
+		r.progress.URLs.Add(-dups)
+		r.progress.Rejected.Add(dups)
+		r.times.cut.Add(int64(time.Since(t) - blocked))
+		blocked = 0
+		if err != nil {
+			return err
+		}
+		r.rep.Sort = sorted.report()
 	}
 	if s := r.cutter.Flush(); s != nil {
 		if err := send(s); err != nil {
@@ -583,11 +633,9 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- u
 		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
-		for len(r.listed) < s.Num {
-			r.listed = append(r.listed, shard.Listed{})
+		for len(r.files) < s.Num {
 			r.files = append(r.files, publish.File{})
 		}
-		r.listed[s.Num-1] = shard.Listed{Name: name, LastmodKey: s.LastmodKey, Lastmod: append([]byte(nil), s.Lastmod()...)}
 		r.files[s.Num-1] = u.file
 		r.rep.BytesUncompressed += int64(len(s.Data))
 		r.rep.BytesCompressed += int64(len(gz))
@@ -641,15 +689,16 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 // publish commits the transaction with the shards the run wrote.
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
-	rep.Shards = len(r.listed)
+	rep.Shards = len(r.files)
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
 	}
 	res, err := r.tx.Commit(ctx, publish.Set{
-		Shards: r.listed, Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
+		Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
 		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(),
 	})
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
 	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted
+	rep.ShardsNew, rep.ShardsUnchanged, rep.ShardsRemoved, rep.RobotsChanged = res.ShardsNew, res.ShardsUnchanged, res.ShardsRemoved, res.RobotsChanged
 	return err
 }

@@ -14,21 +14,30 @@ import (
 //	STEM-robots.txt                 the Sitemap: lines to submit (fixed name)
 //	STEM.manifest.json              what is published and kept (fixed name)
 //	STEM-000001-HASH.xml.gz         shards, numbered in input order
-//	STEM-index-0001-HASH.xml        intermediate indexes
+//	STEM-index-0001.xml             intermediate indexes (fixed names: rewritten in place)
 //	.STEM.lock                      held by the run publishing (see sink.Locker)
 //
 // HASH is the first 10 hex digits of the file's SHA-256: a new run never
-// overwrites a file that a published index lists with other bytes.
+// overwrites a shard that a published index lists with other bytes. The
+// intermediate indexes keep their names from night to night, so the robots
+// lines that name them stay put; they are rewritten in place (and restored
+// if the publish fails).
 type Layout struct {
 	stem  string
 	owned *regexp.Regexp
+	shard *regexp.Regexp
 }
 
 // NewLayout returns the Layout of the set named stem.
 func NewLayout(stem string) Layout {
 	q := regexp.QuoteMeta(stem)
-	return Layout{stem: stem, owned: regexp.MustCompile(`^(?:` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|` +
-		q + `-index-[0-9]{4,}-[0-9a-f]{10}\.xml|\.` + q + `[-.][^/]*\.tmp)$`)}
+	return Layout{stem: stem,
+		// Content-named index names are those of sitemapgen before fixed
+		// index names: still owned, so they are pruned after the grace.
+		owned: regexp.MustCompile(`^(?:` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|` +
+			q + `-index-[0-9]{4,}(?:-[0-9a-f]{10})?\.xml|\.` + q + `[-.][^/]*\.tmp)$`),
+		shard: regexp.MustCompile(`^` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz$`),
+	}
 }
 
 // Stem returns the stem the names start with.
@@ -52,16 +61,23 @@ func (l Layout) Shard(num int, sum [sha256.Size]byte) string {
 	return l.name("", num, 6, sum, ".xml.gz")
 }
 
-// Index returns the name of intermediate index num (1-based) holding data.
-func (l Layout) Index(num int, data []byte) string {
-	return l.name("index", num, 4, sha256.Sum256(data), ".xml")
+// Index returns the name of intermediate index num (1-based).
+func (l Layout) Index(num int) string {
+	n := strconv.Itoa(num)
+	for len(n) < 4 {
+		n = "0" + n
+	}
+	return l.stem + "-index-" + n + ".xml"
 }
 
-// Owned reports whether name is a file a run with this stem writes under a
-// name that changes with its content (shards, intermediate indexes), or a
-// temporary file a sink writes while putting one (sink.Local's .NAME.*.tmp):
-// what a run may delete once no kept generation lists it. The fixed names
-// are never owned in that sense.
+// IsShard reports whether name is a shard's.
+func (l Layout) IsShard(name string) bool { return l.shard.MatchString(name) }
+
+// Owned reports whether name is a file a run with this stem writes that no
+// set needs once no kept generation lists it: shards, intermediate indexes,
+// and the temporary files a sink writes while putting one (sink.Local's
+// .NAME.*.tmp). The root, the robots lines and the manifest are not owned:
+// they are never deleted.
 func (l Layout) Owned(name string) bool { return l.owned.MatchString(name) }
 
 func (l Layout) name(kind string, num, width int, sum [sha256.Size]byte, ext string) string {

@@ -13,14 +13,20 @@ func TestLayoutNames(t *testing.T) {
 	if !strings.HasPrefix(a, "sitemap-000007-") || len(a) != len("sitemap-000007-0123456789.xml.gz") || a == b {
 		t.Fatalf("shard names %q %q", a, b)
 	}
-	if n := NewLayout("s").Index(12345, nil); !strings.HasPrefix(n, "s-index-12345-") || !strings.HasSuffix(n, ".xml") {
+	if n := NewLayout("s").Index(7); n != "s-index-0007.xml" {
+		t.Fatalf("index name: %q", n)
+	}
+	if n := NewLayout("s").Index(12345); n != "s-index-12345.xml" {
 		t.Fatalf("wide number: %q", n)
+	}
+	if !l.IsShard(a) || l.IsShard(l.Index(1)) || l.IsShard(l.Root()) {
+		t.Fatalf("IsShard")
 	}
 	if l.Root() != "sitemap.xml" || l.Robots() != "sitemap-robots.txt" || l.Manifest() != "sitemap.manifest.json" {
 		t.Fatalf("fixed names %q %q %q", l.Root(), l.Robots(), l.Manifest())
 	}
 	// Every name the layout makes for content is one it owns, and no fixed one.
-	for _, n := range []string{a, l.Index(1, []byte("i"))} {
+	for _, n := range []string{a, l.Index(1)} {
 		if !l.Owned(n) {
 			t.Errorf("%s is not owned", n)
 		}
@@ -40,7 +46,9 @@ func TestOwned(t *testing.T) {
 	for name, want := range map[string]bool{
 		"sitemap-000001-0123456789.xml.gz":          true,
 		"sitemap-1234567-abcdefabcd.xml.gz":         true,
-		"sitemap-index-0001-0123456789.xml":         true,
+		"sitemap-index-0001-0123456789.xml":         true, // the content-named indexes of earlier versions
+		"sitemap-index-0001.xml":                    true,
+		"sitemap-index-001.xml":                     false,
 		".sitemap-000003-0000000000.xml.gz.123.tmp": true,
 		".sitemap.xml.42.tmp":                       true,
 		"sitemap.xml":                               false,

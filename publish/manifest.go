@@ -21,8 +21,7 @@ const ManifestVersion = 1
 type Manifest struct {
 	Version    int          `json:"version"`
 	Generation int64        `json:"generation"` // 1 for the first publish, +1 each publish
-	Time       time.Time    `json:"time"`       // when the run started, UTC
-	Seconds    float64      `json:"seconds"`    // how long it ran until the manifest was written
+	Time       time.Time    `json:"time"`       // the run's time (--now, or when it started), UTC
 	Rows       int64        `json:"rows"`
 	URLs       int64        `json:"urls"`
 	Rejected   int64        `json:"rejected"`
@@ -34,11 +33,13 @@ type Manifest struct {
 }
 
 // File is one file of a generation. Size and SHA256 describe its bytes as
-// stored (a shard's gzip bytes).
+// stored (a shard's gzip bytes); Modified is when those bytes were first
+// published, what an index lists as the file's <lastmod>.
 type File struct {
-	Name   string `json:"name"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256,omitempty"`
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256,omitempty"`
+	Modified string `json:"modified,omitempty"` // W3C datetime, UTC
 }
 
 // Generation is an earlier publish, kept for the grace period.

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,7 +51,10 @@ type Options struct {
 	// without releasing it, on a store that cannot see it die (S3); a live
 	// run renews it. 0: DefaultLockTTL.
 	LockTTL time.Duration
-	Log     *slog.Logger // nil: discard
+	// Now is the run's time: the <lastmod> of every file whose content
+	// changes, and the manifest's time. Zero: the clock at Begin.
+	Now time.Time
+	Log *slog.Logger // nil: discard
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -88,15 +92,17 @@ type Tx struct {
 	prev    *Manifest       // the published manifest, nil if none
 	prevRaw []byte          // its bytes, restored if the publish fails after replacing it
 	known   map[string]File // files of kept generations present in the store
+	dated   map[string]File // files of kept generations that carry a Modified, by name
 
 	mu       sync.Mutex
 	uploaded Transfer
 	skipped  Transfer
-	skips    []string // names of the files skipped
-	written  []string // names this publish put, for Abort
-	manifest bool     // the new manifest is in place
-	unsure   bool     // the root write failed and may have landed: keep everything
-	switched bool     // the new root is in place: nothing to undo
+	skips    []string          // names of the files skipped
+	written  []string          // names this publish put, for Abort
+	replaced map[string][]byte // fixed names this publish overwrote: their earlier bytes, for Abort
+	manifest bool              // the new manifest is in place
+	unsure   bool              // the root write failed and may have landed: keep everything
+	switched bool              // the new root is in place: nothing to undo
 }
 
 // Begin starts a publish into store of the set l names: it takes the
@@ -105,7 +111,10 @@ type Tx struct {
 // and the published manifest. The lock is held until Commit succeeds or
 // Abort returns.
 func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx, err error) {
-	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: time.Now()}
+	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: opt.Now, replaced: map[string][]byte{}}
+	if t.start.IsZero() {
+		t.start = time.Now()
+	}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
@@ -132,7 +141,27 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		return nil, fmt.Errorf("%s: %w", store, err)
 	}
 	t.known = t.knownFiles()
+	t.dated = map[string]File{}
+	if t.prev != nil {
+		gens := append([]Generation{{Files: t.prev.Files}}, t.prev.Previous...)
+		for i := len(gens) - 1; i >= 0; i-- { // the newest generation wins
+			for _, f := range gens[i].Files {
+				if f.Modified != "" {
+					t.dated[f.Name] = f
+				}
+			}
+		}
+	}
 	return t, nil
+}
+
+// modified returns the <lastmod> of f: when the bytes it holds were first
+// published (per the manifest), or now if they are new.
+func (t *Tx) modified(f File, now string) string {
+	if d, ok := t.dated[f.Name]; ok && d.SHA256 == f.SHA256 && d.Size == f.Size {
+		return d.Modified
+	}
+	return now
 }
 
 // owner describes this run to a run that finds the lock taken.
@@ -231,6 +260,28 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	return nil
 }
 
+// putInPlace is put for a file with a fixed name that the live set may
+// list (an intermediate index): its earlier bytes are kept so that Abort
+// can put them back.
+func (t *Tx) putInPlace(ctx context.Context, f File, data []byte) error {
+	t.mu.Lock()
+	k, ok := t.known[f.Name]
+	same := ok && k.Size == f.Size && k.SHA256 == f.SHA256
+	t.mu.Unlock()
+	if !same && slices.Contains(t.before, f.Name) {
+		old, err := t.store.Get(ctx, f.Name)
+		switch {
+		case err == nil:
+			t.mu.Lock()
+			t.replaced[f.Name] = old
+			t.mu.Unlock()
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("keep %s to restore it on failure: %w", f.Name, err)
+		}
+	}
+	return t.put(ctx, f, data, false)
+}
+
 // putFixed writes a file with a fixed name: always uploaded, never deleted
 // by Abort.
 func (t *Tx) putFixed(ctx context.Context, name string, data []byte) error {
@@ -271,10 +322,9 @@ func (t *Tx) putRoot(ctx context.Context, name string, data []byte) error {
 // Set is what Commit publishes: the shards already put, in order, and the
 // counts the manifest records.
 type Set struct {
-	Shards []shard.Listed // as the indexes list them, in order
-	Files  []File         // the shards as stored, in the same order
-	Rows   int64
-	URLs   int64
+	Files []File // the shards as stored, in order
+	Rows  int64
+	URLs  int64
 	// Rejected rows, recorded in the manifest.
 	Rejected int64
 	Fanout   int    // entries per index
@@ -290,6 +340,32 @@ type Result struct {
 	Submit     []string // index URLs for robots.txt / Search Console
 	Files      []string // files published, root last
 	Deleted    []string // files of older generations deleted
+
+	// What changed against the published set.
+	ShardsNew       int  // shards this set lists that the published one did not
+	ShardsUnchanged int  // shards both list (same name: same bytes)
+	ShardsRemoved   int  // shards only the published set listed
+	RobotsChanged   bool // the Sitemap: lines differ from the published ones (or none were published)
+}
+
+// compare counts the shards of files against those of the published set.
+func (t *Tx) compare(res *Result, files []File) {
+	was := map[string]bool{}
+	if t.prev != nil {
+		for _, f := range t.prev.Files {
+			if t.layout.IsShard(f.Name) {
+				was[f.Name] = true
+			}
+		}
+	}
+	for _, f := range files {
+		if was[f.Name] {
+			res.ShardsUnchanged++
+		} else {
+			res.ShardsNew++
+		}
+	}
+	res.ShardsRemoved = len(was) - res.ShardsUnchanged
 }
 
 // checkShrink refuses a set whose URL count fell by more than MaxShrink
@@ -323,14 +399,27 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err := t.checkShrink(set.URLs); err != nil {
 		return res, err
 	}
+	now := t.start.UTC().Format("2006-01-02T15:04:05Z07:00")
+	files := make([]File, 0, len(set.Files)+8)
+	listed := make([]shard.Listed, len(set.Files))
+	for i, f := range set.Files {
+		f.Modified = t.modified(f, now)
+		files = append(files, f)
+		listed[i] = shard.Listed{Name: f.Name, Lastmod: f.Modified}
+		res.Files = append(res.Files, f.Name)
+	}
+	t.compare(res, files)
+	var indexFiles []File
+	describe := func(num int, data []byte) shard.Listed {
+		f := Describe(t.layout.Index(num), data)
+		f.Modified = t.modified(f, now)
+		indexFiles = append(indexFiles, f)
+		return shard.Listed{Name: f.Name, Lastmod: f.Modified}
+	}
 	root := t.layout.Root()
-	indexes, err := shard.Indexes(set.Shards, set.Fanout, set.Base, t.layout.Index, root)
+	indexes, err := shard.Indexes(listed, set.Fanout, set.Base, describe, root)
 	if err != nil {
 		return res, err
-	}
-	files := append([]File(nil), set.Files...)
-	for _, l := range set.Shards {
-		res.Files = append(res.Files, l.Name)
 	}
 	var robots []byte
 	for _, ix := range indexes {
@@ -339,17 +428,29 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			robots = append(robots, "Sitemap: "+set.Base+ix.Name+"\n"...)
 		}
 	}
+	robotsFile := Describe(t.layout.Robots(), robots)
+	res.RobotsChanged = true
+	if t.prev != nil {
+		for _, f := range t.prev.Files {
+			if f.Name == robotsFile.Name {
+				res.RobotsChanged = f.SHA256 != robotsFile.SHA256
+			}
+		}
+		if res.RobotsChanged {
+			t.log.Warn("the Sitemap: lines change: deploy the new robots lines (the number of indexes that list sitemaps changed)",
+				"file", robotsFile.Name, "lines", len(res.Submit))
+		}
+	}
 	// The shards' names must be durable before an index names them.
 	if err := t.sync(); err != nil {
 		return res, err
 	}
 	rootIx := indexes[len(indexes)-1]
-	for _, ix := range indexes[:len(indexes)-1] {
-		f := Describe(ix.Name, ix.Data)
-		if err := t.put(ctx, f, ix.Data, false); err != nil {
+	for i, ix := range indexes[:len(indexes)-1] {
+		if err := t.putInPlace(ctx, indexFiles[i], ix.Data); err != nil {
 			return res, err
 		}
-		files = append(files, f)
+		files = append(files, indexFiles[i])
 		res.Files = append(res.Files, ix.Name)
 	}
 	if t.opt.Verify != nil {
@@ -357,8 +458,8 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			return res, fmt.Errorf("verify: %w", err)
 		}
 	}
-	robotsName := t.layout.Robots()
-	files = append(files, Describe(root, rootIx.Data), Describe(robotsName, robots))
+	robotsName := robotsFile.Name
+	files = append(files, Describe(root, rootIx.Data), robotsFile)
 	m := t.newManifest(set, files, len(indexes))
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
@@ -431,9 +532,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 // newManifest describes this generation and the earlier ones it keeps.
 func (t *Tx) newManifest(set Set, files []File, indexes int) *Manifest {
 	m := &Manifest{
-		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Millisecond),
-		Seconds: time.Since(t.start).Seconds(), Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
-		Shards: len(set.Shards), Indexes: indexes, Root: t.layout.Root(), Files: files,
+		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
+		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
+		Shards: len(set.Files), Indexes: indexes, Root: t.layout.Root(), Files: files,
 	}
 	var gens []Generation
 	if t.prev != nil {
@@ -504,7 +605,7 @@ func (t *Tx) Abort(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	t.mu.Lock()
-	written, manifest, unsure, switched := t.written, t.manifest, t.unsure, t.switched
+	written, replaced, manifest, unsure, switched := t.written, t.replaced, t.manifest, t.unsure, t.switched
 	t.mu.Unlock()
 	if switched {
 		return
@@ -527,6 +628,11 @@ func (t *Tx) Abort(ctx context.Context) {
 		}
 	} else {
 		present = nil // unknown: try every name
+	}
+	for n, old := range replaced {
+		if err := t.store.Put(ctx, n, old); err != nil {
+			t.log.Warn("cleanup after failure: restore", "file", n, "err", err)
+		}
 	}
 	for _, n := range written {
 		if had[n] || (present != nil && !present[n]) {

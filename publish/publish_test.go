@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -33,7 +32,6 @@ func publishSet(t *testing.T, store sink.Store, keep int, shards ...string) (*Re
 		if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
-		set.Shards = append(set.Shards, shard.Listed{Name: f.Name, LastmodKey: shard.NoLastmod})
 		set.Files = append(set.Files, f)
 		set.URLs++
 	}

@@ -16,9 +16,8 @@ const (
 
 // Listed is a file as an index lists it.
 type Listed struct {
-	Name       string // file name, relative to the public folder
-	LastmodKey int64  // orders Lastmod; NoLastmod when there is none
-	Lastmod    []byte // newest lastmod of the URLs below the file, or nil
+	Name    string // file name, relative to the public folder
+	Lastmod string // when the file's content last changed (W3C datetime); "" for none
 }
 
 // Index is one sitemap index file.
@@ -34,11 +33,11 @@ var ErrFanout = errors.New("index fanout 1 cannot list more than one sitemap")
 
 // Indexes builds the index files that list sitemaps, at most fanout entries
 // each: one root named root when fanout allows, otherwise levels of
-// intermediate indexes, named by name (numbered from 1, given the index's
-// bytes), with the root above them. The <loc>s are base, the public folder
-// URL, followed by the names. The result is in publishing order: deepest
-// level first, root last.
-func Indexes(sitemaps []Listed, fanout int, base string, name func(num int, data []byte) string, root string) ([]Index, error) {
+// intermediate indexes with the root above them; describe names and dates
+// intermediate index num (numbered from 1) given its bytes. The <loc>s are
+// base, the public folder URL, followed by the names. The result is in
+// publishing order: deepest level first, root last.
+func Indexes(sitemaps []Listed, fanout int, base string, describe func(num int, data []byte) Listed, root string) ([]Index, error) {
 	if len(sitemaps) == 0 {
 		return nil, errors.New("no sitemaps to index")
 	}
@@ -55,7 +54,7 @@ func Indexes(sitemaps []Listed, fanout int, base string, name func(num int, data
 		for i := 0; i < len(level); i += fanout {
 			num++
 			ix := build(level[i:min(i+fanout, len(level))], base, direct)
-			ix.Name = name(num, ix.Data)
+			ix.Listed = describe(num, ix.Data)
 			out = append(out, ix)
 			next = append(next, ix.Listed)
 		}
@@ -68,20 +67,17 @@ func Indexes(sitemaps []Listed, fanout int, base string, name func(num int, data
 
 func build(entries []Listed, base string, direct bool) Index {
 	ix := Index{Direct: direct, Count: len(entries)}
-	ix.LastmodKey = NoLastmod
 	b := append([]byte(nil), IndexHeader...)
+	escBase := encode.AppendEscaped(nil, []byte(base))
 	for _, e := range entries {
 		b = append(b, "<sitemap><loc>"...)
-		b = encode.AppendEscaped(b, []byte(base))
+		b = append(b, escBase...)
 		b = encode.AppendEscaped(b, []byte(e.Name))
 		b = append(b, "</loc>"...)
-		if e.LastmodKey != NoLastmod {
+		if e.Lastmod != "" {
 			b = append(b, "<lastmod>"...)
-			b = append(b, e.Lastmod...)
+			b = encode.AppendEscaped(b, []byte(e.Lastmod))
 			b = append(b, "</lastmod>"...)
-			if e.LastmodKey > ix.LastmodKey {
-				ix.LastmodKey, ix.Lastmod = e.LastmodKey, e.Lastmod
-			}
 		}
 		b = append(b, "</sitemap>\n"...)
 	}

@@ -12,15 +12,16 @@ import (
 	"testing"
 )
 
-// indexName names intermediate indexes as a layout would: by number and content.
-func indexName(num int, data []byte) string {
-	return fmt.Sprintf("s-index-%04d-%.5x.xml", num, sha256.Sum256(data))
+// indexName names intermediate indexes by number and dates them by content,
+// as a publisher would.
+func indexName(num int, data []byte) Listed {
+	return Listed{Name: fmt.Sprintf("s-index-%04d.xml", num), Lastmod: fmt.Sprintf("2024-01-%02dT00:00:00Z", 1+sha256.Sum256(data)[0]%28)}
 }
 
 func listed(n int) []Listed {
 	ls := make([]Listed, n)
 	for i := range ls {
-		ls[i] = Listed{Name: fmt.Sprintf("s-%06d-0000000000.xml.gz", i+1), LastmodKey: NoLastmod}
+		ls[i] = Listed{Name: fmt.Sprintf("s-%06d-0000000000.xml.gz", i+1)}
 	}
 	return ls
 }
@@ -81,21 +82,30 @@ func TestIndexesNesting(t *testing.T) {
 	}
 }
 
-// TestIndexesLastmod: an entry's lastmod is the newest below it; none is invented.
+// TestIndexesLastmod: each entry carries the lastmod its file was given,
+// none is invented; intermediate indexes carry what describe gave them.
 func TestIndexesLastmod(t *testing.T) {
 	ls := listed(4)
-	ls[0].LastmodKey, ls[0].Lastmod = 10, []byte("2024-01-10")
-	ls[1].LastmodKey, ls[1].Lastmod = 30, []byte("2024-01-30T10:00:00+02:00")
+	ls[0].Lastmod = "2024-01-10"
+	ls[1].Lastmod = "2024-01-30T10:00:00+02:00"
 	ixs, err := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := string(ixs[2].Data)
-	if !strings.Contains(root, "<lastmod>2024-01-30T10:00:00+02:00</lastmod>") || strings.Count(root, "<lastmod>") != 1 {
-		t.Errorf("root:\n%s", root)
+	first, second, root := string(ixs[0].Data), string(ixs[1].Data), string(ixs[2].Data)
+	if !strings.Contains(first, "<lastmod>2024-01-10</lastmod>") || !strings.Contains(first, "<lastmod>2024-01-30T10:00:00+02:00</lastmod>") {
+		t.Errorf("first index:\n%s", first)
 	}
-	if !strings.Contains(string(ixs[0].Data), "https://ex.com/a&amp;b/s-000001") {
-		t.Errorf("index locs not escaped:\n%s", ixs[0].Data)
+	if strings.Contains(second, "<lastmod>") {
+		t.Errorf("an invented lastmod:\n%s", second)
+	}
+	for _, ix := range ixs[:2] {
+		if want := "<loc>https://ex.com/a&amp;b/" + ix.Name + "</loc><lastmod>" + indexName(0, ix.Data).Lastmod + "</lastmod>"; !strings.Contains(root, want) {
+			t.Errorf("root lacks %s:\n%s", want, root)
+		}
+	}
+	if !strings.Contains(first, "https://ex.com/a&amp;b/s-000001") {
+		t.Errorf("index locs not escaped:\n%s", first)
 	}
 	again, _ := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
 	for i := range ixs {

@@ -23,6 +23,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/publish"
+	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -60,6 +61,8 @@ type generateFlags struct {
 
 	s3Endpoint, cacheControl, maxShrink string
 	lockTTL                             time.Duration
+	now, cut, tmp                       string
+	sort, dedup                         bool
 	s3PathStyle, force, dryRun          bool
 	s3PartSize, uploads, keepGens       int
 }
@@ -93,6 +96,11 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
+	fs.StringVar(&f.cut, "cut", "stable", "where shards end: stable (content-defined: the same URLs give the same shards night after night) or tight (packed to the limits)")
+	fs.BoolVar(&f.sort, "sort", false, "order the URLs by their normalised loc before cutting (external sort in bounded memory), so an export in no stable order gives stable shards")
+	fs.BoolVar(&f.dedup, "dedup", false, "keep the first row of each normalised loc, reject the others as duplicate (implies --sort)")
+	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
+	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
@@ -272,7 +280,15 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery:      f.mediaQuery,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
-		LockTTL: f.lockTTL,
+		LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
+	}
+	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
+		return cfg, closeOut, usageError{fmt.Errorf("--cut: %w", err)}
+	}
+	if f.now != "" {
+		if cfg.Now, err = time.Parse(time.RFC3339, f.now); err != nil {
+			return cfg, closeOut, usageError{fmt.Errorf("--now: %w", err)}
+		}
 	}
 	switch {
 	case f.lockTTL < time.Second:

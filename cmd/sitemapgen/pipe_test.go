@@ -83,7 +83,7 @@ func runShell(t *testing.T, bash, dir, kind, line, file string) string {
 	report := filepath.Join(dir, kind+".json")
 	cmd := exec.Command(bash, "-c", fmt.Sprintf(line, file))
 	cmd.Env = append(os.Environ(), mainEnv+"=1",
-		"SITEMAPGEN="+os.Args[0]+" -test.run=^$ generate --public-url "+base+" --out "+out+" --report "+report+" --max-urls 30000")
+		"SITEMAPGEN="+os.Args[0]+" -test.run=^$ generate --public-url "+base+" --out "+out+" --report "+report+" --max-urls 30000 --now 2026-11-24T02:00:00Z")
 	// The child's arguments come from SITEMAPGEN_TEST_ARGS in TestMain;
 	// here bash passes them on the command line instead.
 	cmd.Env = append(cmd.Env, "SITEMAPGEN_TEST_ARGS_FROM_CMDLINE=1")

@@ -34,7 +34,7 @@ func uniqueInput(t *testing.T, n int) string {
 func TestValidateCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100",
-		"--index-fanout", "3", uniqueInput(t, 1000)); code != 0 {
+		"--cut", "tight", "--index-fanout", "3", uniqueInput(t, 1000)); code != 0 {
 		t.Fatalf("generate: exit %d\n%s", code, stderr)
 	}
 

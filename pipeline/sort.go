@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"github.com/sitemapgen/sitemapgen/internal/extsort"
+	"github.com/sitemapgen/sitemapgen/shard"
+)
+
+// DefaultSortMemory bounds the entries --sort holds in memory before it
+// spills a sorted run to disk.
+const DefaultSortMemory = 64 << 20
+
+// SortReport is what --sort did.
+type SortReport struct {
+	Entries    int64 `json:"entries"`
+	Runs       int   `json:"runs"`        // sorted runs spilled to disk
+	SpillBytes int64 `json:"spill_bytes"` // compressed bytes written to them
+	PeakDisk   int64 `json:"peak_disk"`   // the most disk they held at once
+	Duplicates int64 `json:"duplicates"`  // entries --dedup rejected
+}
+
+// sorter holds the cut stage's entries for --sort and --dedup: they go in
+// in input order and come back in loc order, to be cut.
+type sorter struct {
+	s       *extsort.Sorter
+	sources []string // by extsort.Entry.Source
+	source  map[string]uint32
+}
+
+func newSorter(cfg Config) *sorter {
+	mem := cfg.SortMemory
+	if mem <= 0 {
+		mem = DefaultSortMemory
+	}
+	return &sorter{
+		s:      extsort.New(extsort.Options{Memory: mem, Dir: cfg.TmpDir, Dedup: cfg.Dedup}),
+		source: map[string]uint32{},
+	}
+}
+
+// add adds the accepted entries of b.
+func (st *sorter) add(b *Batch) error {
+	src, ok := st.source[b.Source]
+	if !ok {
+		src = uint32(len(st.sources))
+		st.sources = append(st.sources, b.Source)
+		st.source[b.Source] = src
+	}
+	start := uint32(0)
+	for k, end := range b.Ends {
+		entry := b.Out[start:end]
+		e := extsort.Entry{Data: entry, KeyAt: uint32(len("<url><loc>")), KeyLen: uint32(len(shard.EntryLoc(entry))),
+			LmKey: b.LmKey[k], LmAt: b.LmAt[k] - start, LmLen: b.LmLen[k], Source: src, Line: b.EntryLine[k]}
+		if err := st.s.Add(e); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// drain sorts the entries and hands them to place in loc order, a chunk at
+// a time; with Dedup the repeats go to duplicate instead. It returns how
+// many repeats there were.
+func (st *sorter) drain(place func(*shard.Entries) error, duplicate func(source string, line int64, loc []byte) error) (dups int64, err error) {
+	if err := st.s.Sort(); err != nil {
+		return 0, err
+	}
+	var ents shard.Entries
+	flush := func() error {
+		err := place(&ents)
+		ents = shard.Entries{Data: ents.Data[:0], Ends: ents.Ends[:0], Keys: ents.Keys[:0], LmAt: ents.LmAt[:0], LmLen: ents.LmLen[:0]}
+		return err
+	}
+	for st.s.Next() {
+		e := st.s.Entry()
+		if st.s.Duplicate() {
+			dups++
+			if err := duplicate(st.sources[e.Source], e.Line, e.Key()); err != nil {
+				return dups, err
+			}
+			continue
+		}
+		at := uint32(len(ents.Data))
+		ents.Data = append(ents.Data, e.Data...)
+		ents.Ends = append(ents.Ends, uint32(len(ents.Data)))
+		ents.Keys = append(ents.Keys, e.LmKey)
+		ents.LmAt, ents.LmLen = append(ents.LmAt, at+e.LmAt), append(ents.LmLen, e.LmLen)
+		if len(ents.Data) >= 1<<20 {
+			if err := flush(); err != nil {
+				return dups, err
+			}
+		}
+	}
+	if err := st.s.Err(); err != nil {
+		return dups, err
+	}
+	return dups, flush()
+}
+
+func (st *sorter) report() *SortReport {
+	s := st.s.Stats()
+	return &SortReport{Entries: s.Entries, Runs: s.Runs, SpillBytes: s.SpillBytes, PeakDisk: s.PeakDisk, Duplicates: s.Duplicates}
+}
+
+func (st *sorter) close() { st.s.Close() }

@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// sortRun publishes rows (CSV lines after a header) with --sort (and
+// --dedup when asked) in a memory small enough to spill several runs; it
+// returns the folder's files and the report.
+func sortRun(t *testing.T, rows []string, dedup bool, rejects *strings.Builder) (map[string][]byte, *Report) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(in, []byte("loc,lastmod\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	snk, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm",
+		MaxURLs: 500, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Cut: shard.CutStable,
+		Sort: true, Dedup: dedup, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+	if rejects != nil {
+		cfg.Rejects = rejects
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xmltest.Snapshot(t, dir), rep
+}
+
+// TestSortShuffledIsSorted: with --sort, shuffled rows give byte for byte
+// the set the same rows in order give, and it lists them in loc order.
+func TestSortShuffledIsSorted(t *testing.T) {
+	var rows []string
+	for i := range 20000 {
+		rows = append(rows, fmt.Sprintf("%sp/%07d,2024-05-%02d", testBase, i*7919%1000003, 1+i%28))
+	}
+	sorted := slices.Clone(rows)
+	slices.Sort(sorted)
+	shuffled := slices.Clone(rows)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+
+	want, rep := sortRun(t, sorted, false, nil)
+	got, _ := sortRun(t, shuffled, false, nil)
+	if rep.Sort == nil || rep.Sort.Runs < 2 {
+		t.Fatalf("sort report %+v: the test wants runs spilled to disk", rep.Sort)
+	}
+	for n, b := range want {
+		if n != "sm.manifest.json" && string(got[n]) != string(b) {
+			t.Errorf("%s differs between sorted and shuffled input", n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d files, want %d", len(got), len(want))
+	}
+}
+
+// TestDedup: --dedup keeps the first row of each loc, in input order, and
+// rejects the others as duplicate, with their source and row.
+func TestDedup(t *testing.T) {
+	var rows []string
+	for i := range 3000 {
+		rows = append(rows, fmt.Sprintf("%sp/%d,2024-01-01", testBase, i))
+	}
+	// Rows 3002.. repeat rows 2, 4, 6... with another lastmod: the first wins.
+	for i := 0; i < 600; i += 2 {
+		rows = append(rows, fmt.Sprintf("%sp/%d,2025-12-31", testBase, i))
+	}
+	var rej strings.Builder
+	files, rep := sortRun(t, rows, true, &rej)
+	if rep.URLs != 3000 || rep.Rejected.ByReason["duplicate"] != 300 || rep.Rows != 3300 || rep.Sort.Duplicates != 300 {
+		t.Fatalf("rows %d urls %d rejected %v sort %+v", rep.Rows, rep.URLs, rep.Rejected.ByReason, rep.Sort)
+	}
+	for n, b := range files {
+		if strings.HasSuffix(n, ".xml.gz") && strings.Contains(gunzip(t, b), "2025-12-31") {
+			t.Errorf("%s holds a later duplicate's lastmod: the first row must win", n)
+		}
+	}
+	recs, err := csv.NewReader(strings.NewReader(rej.String())).ReadAll()
+	if err != nil || len(recs) != 301 {
+		t.Fatalf("rejects: %v, %d records", err, len(recs))
+	}
+	for _, r := range recs[1:] {
+		if row, _ := strconv.Atoi(r[1]); r[2] != "duplicate" || row < 3002 {
+			t.Errorf("reject %q: want a duplicate at row 3002 or later", r)
+		}
+	}
+}
+
+func gunzip(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
