@@ -43,8 +43,9 @@ func newS3Env(t *testing.T) *s3env {
 // args are the flags of a run to the bucket through endpoint (the server or
 // a proxy in front of it).
 func (e *s3env) args(endpoint string, extra ...string) []string {
+	// Tight cuts: these tests count shards.
 	return append([]string{"generate", "--public-url", base, "--out", "s3://" + e.bucket + "/" + e.prefix,
-		"--s3-endpoint", endpoint, "--s3-path-style"}, extra...)
+		"--s3-endpoint", endpoint, "--s3-path-style", "--cut", "tight"}, extra...)
 }
 
 // download copies the published objects into a new folder.
