@@ -17,10 +17,10 @@ import (
 type Options struct {
 	// TempDir holds the sorted runs and the text log ("": os.TempDir()).
 	TempDir string
-	// RunRecords is the number of join records (40 bytes each) held in
+	// RunRecords is the number of join records (32 bytes each) held in
 	// memory before a sorted run is spilled; two such buffers exist at
 	// once, one filling while the other is sorted and written
-	// (0: 1<<19, so 2 × 20 MiB).
+	// (0: 1<<19, so 2 × 16 MiB).
 	RunRecords int
 	// Normalize makes the Checker normalise every loc and href with the
 	// encoder's rules (encode.Encoder.AppendLoc, any host) before using
@@ -140,7 +140,7 @@ func (c *Checker) add(loc []byte, links []Link, ref uint64) error {
 	}
 	c.counts.Pages++
 	x0, x1 := c.fp(loc)
-	page := joinRec{x0: x0, x1: x1, kind: kindPage}
+	page := mkJoin(kindPage, x0, x1, 0, 0)
 	if len(links) > 0 {
 		page.y = pageHasLinks
 	}
@@ -168,10 +168,10 @@ func (c *Checker) add(loc []byte, links []Link, ref uint64) error {
 			continue
 		}
 		t0, t1 := c.fp(l.Href)
-		if err := c.join.add(joinRec{x0: x0, x1: x1, y: t0, kind: kindEdge}); err != nil {
+		if err := c.join.add(mkJoin(kindEdge, x0, x1, t0, 0)); err != nil {
 			return c.fail(err)
 		}
-		if err := c.join.add(joinRec{x0: t0, x1: t1, y: x0, pos: seq<<linkBits | uint64(i), kind: kindNeed}); err != nil {
+		if err := c.join.add(mkJoin(kindNeed, t0, t1, x0, seq<<linkBits|uint64(i))); err != nil {
 			return c.fail(err)
 		}
 	}
@@ -271,7 +271,7 @@ func (c *Checker) joinLinks() error {
 			g.x0, g.x1, g.page, g.pageLinks, g.edge = r.x0, r.x1, false, false, false
 			first = false
 		}
-		switch r.kind {
+		switch r.kind() {
 		case kindPage:
 			g.page = true
 			g.pageLinks = g.pageLinks || r.y&pageHasLinks != 0
@@ -281,10 +281,10 @@ func (c *Checker) joinLinks() error {
 			var p probRec
 			switch {
 			case !g.page:
-				p = probRec{pos: r.pos, kind: byte(TargetMissing)}
+				p = probRec{pos: r.pos(), kind: byte(TargetMissing)}
 				c.counts.TargetMissing++
 			case !g.edge || g.edgeY != r.y:
-				p = probRec{pos: r.pos, kind: byte(NotReciprocal)}
+				p = probRec{pos: r.pos(), kind: byte(NotReciprocal)}
 				if !g.pageLinks {
 					p.kind |= probUnlinked
 				}

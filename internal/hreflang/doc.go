@@ -34,7 +34,7 @@
 // step to report URLs without ever holding them in memory.
 //
 // Costs, for P pages, Q of them with alternates, L links (self links
-// included) and S self links: memory is 2 × RunRecords × 40 bytes (40 MiB
+// included) and S self links: memory is 2 × RunRecords × 32 bytes (32 MiB
 // by default) plus 16 KiB per spilled run at the end (one run per
 // RunRecords records); disk is 18 bytes per page, 58 bytes per link that
 // is not a self link, and the text of the Q pages (their locs, hreflangs

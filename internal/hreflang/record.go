@@ -22,32 +22,45 @@ const (
 // pageHasLinks in a page record's y: the page lists hreflang alternates.
 const pageHasLinks = 1
 
-// joinRec is a record of the join. x is the 128-bit fingerprint of the
-// URL the record is grouped under, y the first 64 bits of the other end's
-// fingerprint (within one x group, 64 bits tell its few links apart), pos
-// the link's place: the page's sequence number among the pages with
-// alternates (high 40 bits) and the link's index in the page (low 24).
+// joinRec is a record of the join, 32 bytes in memory. x is the 128-bit
+// fingerprint of the URL the record is grouped under, y the first 64 bits
+// of the other end's fingerprint (within one x group, 64 bits tell its few
+// links apart). kp holds the kind (top 2 bits) and the link's place, pos:
+// the page's sequence number among the pages with alternates (38 bits) and
+// the link's index in the page (low 24), so that comparing kp compares
+// the kind, then pos.
 type joinRec struct {
 	x0, x1 uint64
 	y      uint64
-	pos    uint64
-	kind   byte
+	kp     uint64
 }
 
+const kindShift = 62
+
+func mkJoin(kind byte, x0, x1, y, pos uint64) joinRec {
+	return joinRec{x0: x0, x1: x1, y: y, kp: uint64(kind)<<kindShift | pos}
+}
+
+func (r joinRec) kind() byte  { return byte(r.kp >> kindShift) }
+func (r joinRec) pos() uint64 { return r.kp & (1<<kindShift - 1) }
+
 func cmpJoin(a, b joinRec) int {
-	if c := cmp.Compare(a.x0, b.x0); c != 0 {
-		return c
+	if a.x0 != b.x0 {
+		return cmp.Compare(a.x0, b.x0)
 	}
-	if c := cmp.Compare(a.x1, b.x1); c != 0 {
-		return c
+	if a.x1 != b.x1 {
+		return cmp.Compare(a.x1, b.x1)
 	}
-	if ap, bp := a.kind == kindPage, b.kind == kindPage; ap != bp {
+	if ap, bp := a.kind() == kindPage, b.kind() == kindPage; ap != bp {
 		if ap {
 			return -1
 		}
 		return 1
 	}
-	return cmp.Or(cmp.Compare(a.y, b.y), cmp.Compare(a.kind, b.kind), cmp.Compare(a.pos, b.pos))
+	if a.y != b.y {
+		return cmp.Compare(a.y, b.y)
+	}
+	return cmp.Compare(a.kp, b.kp)
 }
 
 // Sizes of a join record on disk, by kind: kind, x, then y (one byte for a
@@ -55,17 +68,17 @@ func cmpJoin(a, b joinRec) int {
 var joinSize = [numKinds]int{kindPage: 1 + 16 + 1, kindEdge: 1 + 16 + 8, kindNeed: 1 + 16 + 8 + 8}
 
 func putJoin(dst []byte, r joinRec) []byte {
-	dst = append(dst, r.kind)
+	dst = append(dst, r.kind())
 	dst = binary.BigEndian.AppendUint64(dst, r.x0)
 	dst = binary.BigEndian.AppendUint64(dst, r.x1)
-	switch r.kind {
+	switch r.kind() {
 	case kindPage:
 		dst = append(dst, byte(r.y))
 	case kindEdge:
 		dst = binary.BigEndian.AppendUint64(dst, r.y)
 	default:
 		dst = binary.BigEndian.AppendUint64(dst, r.y)
-		dst = binary.BigEndian.AppendUint64(dst, r.pos)
+		dst = binary.BigEndian.AppendUint64(dst, r.pos())
 	}
 	return dst
 }
@@ -86,7 +99,7 @@ func getJoin(r *bufio.Reader) (joinRec, error) {
 	if _, err := io.ReadFull(r, b[:n]); err != nil {
 		return joinRec{}, io.ErrUnexpectedEOF
 	}
-	rec := joinRec{kind: k, x0: binary.BigEndian.Uint64(b[:]), x1: binary.BigEndian.Uint64(b[8:])}
+	rec := mkJoin(k, binary.BigEndian.Uint64(b[:]), binary.BigEndian.Uint64(b[8:]), 0, 0)
 	switch k {
 	case kindPage:
 		if b[16] > pageHasLinks {
@@ -97,7 +110,11 @@ func getJoin(r *bufio.Reader) (joinRec, error) {
 		rec.y = binary.BigEndian.Uint64(b[16:])
 	default:
 		rec.y = binary.BigEndian.Uint64(b[16:])
-		rec.pos = binary.BigEndian.Uint64(b[24:])
+		pos := binary.BigEndian.Uint64(b[24:])
+		if pos > maxPos {
+			return joinRec{}, errCorrupt
+		}
+		rec.kp |= pos
 	}
 	return rec, nil
 }
@@ -117,7 +134,8 @@ const (
 	linkBits = 24
 	maxLinks = 1<<linkBits - 1 // links per page that are checked; selfLink marks the page itself
 	selfLink = maxLinks
-	maxPages = 1<<(64-linkBits) - 1
+	maxPos   = 1<<kindShift - 1
+	maxPages = maxPos >> linkBits
 )
 
 func cmpProb(a, b probRec) int { return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.kind, b.kind)) }
