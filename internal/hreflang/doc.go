@@ -41,4 +41,9 @@
 // and hrefs, about their share of the sitemap's bytes). A fingerprint
 // collision (probability about n²/2¹²⁹ for n URLs) could only hide a
 // problem, never invent one.
+//
+// Measured (TestScale, SITEMAPGEN_HREFLANG_PAGES=10000000: 10M pages × 5
+// alternates in clusters of five, on 2 shared cores, median of 3): peak
+// RSS 90 MB (81 MB at 1M pages), 48 s of CPU (user+sys) in all, about
+// 1 µs per link, 60 s wall, 5.6 GB of temporary disk, freed at the end.
 package hreflang
