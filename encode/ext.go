@@ -137,6 +137,18 @@ var namespaceDecls = [...]string{
 	` xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"`,
 }
 
+// namespaceSchemas pairs each namespace of namespaceDecls, in the same
+// order, with the official location of its schema, as xsi:schemaLocation
+// lists them. xhtml has no sitemap schema of its own: the location is W3C's
+// XHTML 1.0 Strict schema, which declares the global link element.
+var namespaceSchemas = [...]string{
+	"http://www.w3.org/1999/xhtml http://www.w3.org/2002/08/xhtml/xhtml1-strict.xsd",
+	"http://www.google.com/schemas/sitemap-mobile/1.0 http://www.google.com/schemas/sitemap-mobile/1.0/sitemap-mobile.xsd",
+	"http://www.google.com/schemas/sitemap-image/1.1 http://www.google.com/schemas/sitemap-image/1.1/sitemap-image.xsd",
+	"http://www.google.com/schemas/sitemap-video/1.1 http://www.google.com/schemas/sitemap-video/1.1/sitemap-video.xsd",
+	"http://www.google.com/schemas/sitemap-news/0.9 http://www.google.com/schemas/sitemap-news/0.9/sitemap-news.xsd",
+}
+
 // Namespace returns the namespace of the elements of kind k (0 for ExtNone).
 func (k ExtKind) Namespace() Namespaces {
 	switch {
@@ -169,6 +181,20 @@ func (ns Namespaces) AppendDecls(dst []byte) []byte {
 	for i, d := range namespaceDecls {
 		if ns&(1<<i) != 0 {
 			dst = append(dst, d...)
+		}
+	}
+	return dst
+}
+
+// AppendSchemaLocations appends, for each namespace of ns in the order of
+// AppendDecls, a space, the namespace URI, a space and the official
+// location of its schema: the pairs an xsi:schemaLocation attribute lists
+// after the sitemap namespace's own.
+func (ns Namespaces) AppendSchemaLocations(dst []byte) []byte {
+	for i, l := range namespaceSchemas {
+		if ns&(1<<i) != 0 {
+			dst = append(dst, ' ')
+			dst = append(dst, l...)
 		}
 	}
 	return dst

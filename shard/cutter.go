@@ -27,6 +27,34 @@ func URLSetHeader(ns encode.Namespaces) string {
 	return string(append(b, ">\n"...))
 }
 
+// The attributes that point a validator at the schemas: the xsi namespace
+// and the sitemap schema locations the protocol shows.
+const (
+	xsiDecl = ` xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"`
+	// SitemapSchemaLocation is the xsi:schemaLocation pair of a <urlset>.
+	SitemapSchemaLocation = "http://www.sitemaps.org/schemas/sitemap/0.9 http://www.sitemaps.org/schemas/sitemap/0.9/sitemap.xsd"
+	// IndexSchemaLocation is the xsi:schemaLocation pair of a <sitemapindex>.
+	IndexSchemaLocation = "http://www.sitemaps.org/schemas/sitemap/0.9 http://www.sitemaps.org/schemas/sitemap/0.9/siteindex.xsd"
+)
+
+// URLSetHeaderSchema returns URLSetHeader(ns) when schemaLocation is false.
+// Otherwise the urlset start tag also declares xmlns:xsi and an
+// xsi:schemaLocation listing sitemap.xsd and, for each namespace of ns, its
+// schema (see encode.Namespaces.AppendSchemaLocations), "to validate the
+// file against the schema" as the protocol shows. Like the namespaces,
+// these bytes are part of the header and count towards the byte limit of a
+// Cutter made with it.
+func URLSetHeaderSchema(ns encode.Namespaces, schemaLocation bool) string {
+	if !schemaLocation {
+		return URLSetHeader(ns)
+	}
+	b := []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"`)
+	b = ns.AppendDecls(b)
+	b = append(b, xsiDecl+` xsi:schemaLocation="`+SitemapSchemaLocation...)
+	b = ns.AppendSchemaLocations(b)
+	return string(append(b, "\">\n"...))
+}
+
 // NoLastmod is the LastmodKey of a shard none of whose URLs has a lastmod.
 const NoLastmod = encode.NoLastmod
 

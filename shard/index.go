@@ -12,7 +12,22 @@ const (
 	IndexHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 		`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n"
 	IndexFooter = "</sitemapindex>\n"
+
+	// IndexHeaderSchema is IndexHeader whose start tag also declares
+	// xmlns:xsi and the xsi:schemaLocation of siteindex.xsd.
+	IndexHeaderSchema = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"` + xsiDecl +
+		` xsi:schemaLocation="` + IndexSchemaLocation + `">` + "\n"
 )
+
+// IndexHeaderOf returns IndexHeaderSchema when schemaLocation is true, else
+// IndexHeader: the bytes an index file starts with.
+func IndexHeaderOf(schemaLocation bool) string {
+	if schemaLocation {
+		return IndexHeaderSchema
+	}
+	return IndexHeader
+}
 
 // Listed is a file as an index lists it.
 type Listed struct {
