@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/publish"
 )
 
 // checker is the state of one Set call.
@@ -413,20 +414,6 @@ func (c *checker) claim(t task, e entry, rel string) bool {
 // (older runs wrote them without the content sum).
 var ownName = regexp.MustCompile(`^-(index-)?[0-9]{4,}(-[0-9a-f]{10})?\.xml(\.gz)?$`)
 
-// manifest holds the fields of NAME.manifest.json that say which files the
-// published generation and the kept earlier ones use. (It mirrors the
-// publishing side's manifest: only these fields are read.)
-type manifest struct {
-	Files    []manifestFile `json:"files"`
-	Previous []struct {
-		Files []manifestFile `json:"files"`
-	} `json:"previous"`
-}
-
-type manifestFile struct {
-	Name string `json:"name"`
-}
-
 // maxManifest bounds the bytes read of a manifest.
 const maxManifest = 64 << 20
 
@@ -445,7 +432,7 @@ func (c *checker) orphans(root string) {
 	}
 	kept := map[string]bool{}
 	if rc, err := c.files.Open(c.ctx, stem+".manifest.json"); err == nil {
-		var m manifest
+		var m publish.Manifest
 		err := json.NewDecoder(io.LimitReader(rc, maxManifest)).Decode(&m)
 		rc.Close()
 		if err != nil {
