@@ -224,11 +224,10 @@ func (s *CutSim) cut(c *shard.Cutter, night []int32) (hashes []uint64, fills []f
 	e := &s.batch
 	for len(night) > 0 {
 		n := min(len(night), 4096)
-		e.Data, e.Ends, e.Keys, e.LmAt, e.LmLen = e.Data[:0], e.Ends[:0], e.Keys[:0], e.LmAt[:0], e.LmLen[:0]
+		e.Data, e.Ends = e.Data[:0], e.Ends[:0]
 		for _, i := range night[:n] {
 			e.Data = append(e.Data, s.pool[i]...)
 			e.Ends = append(e.Ends, uint32(len(e.Data)))
-			e.Keys, e.LmAt, e.LmLen = append(e.Keys, shard.NoLastmod), append(e.LmAt, 0), append(e.LmLen, 0)
 		}
 		for k := 0; k < n; {
 			var sh *shard.Shard

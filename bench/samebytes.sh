@@ -5,6 +5,7 @@
 # indexes, robots lines, rejects), the manifest without its clock fields.
 #
 #   bench/samebytes.sh BASE [ROWS]     # ROWS: generated CSV rows, default 1000000 (0: none)
+#   FLAGS="--now 2026-01-01T00:00:00Z" bench/samebytes.sh BASE   # flags for both builds (both must know them)
 #
 # Inputs: the README sample, testdata/multilingual.{csv,parquet}, every
 # fixture in testdata/columnar, and ROWS generated rows (5% bad) as CSV and as
@@ -42,7 +43,7 @@ for in in "${inputs[@]}"; do
       rm -rf "$work/out-$b" "$work/rej-$b"
       # shellcheck disable=SC2086 # flags are words
       "$work/$b" generate --public-url https://www.example.com/ --out "$work/out-$b" \
-        --rejects "$work/rej-$b" $flags "$in" > "$work/stdout-$b" 2>/dev/null || echo "exit $?" >> "$work/stdout-$b"
+        --rejects "$work/rej-$b" ${FLAGS:-} $flags "$in" > "$work/stdout-$b" 2>/dev/null || echo "exit $?" >> "$work/stdout-$b"
     done
     n=$((n + 1))
     what="$in ${flags:-(default flags)}"

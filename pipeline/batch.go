@@ -17,9 +17,6 @@ type Batch struct {
 	Out       []byte   // encoded <url> entries, back to back
 	Ends      []uint32 // Ends[k] is the end offset in Out of accepted entry k
 	EntryLine []int64  // EntryLine[k] is the Line of the row entry k came from
-	LmKey     []int64  // LmKey[k] orders entry k's lastmod (encode.NoLastmod when absent)
-	LmAt      []uint32 // LmAt[k] is the offset in Out of entry k's lastmod text
-	LmLen     []uint16 // LmLen[k] is its length (0 when absent)
 	Rejects   []Reject // rows rejected, in input order
 	Warnings  [numWarnings]int64
 	RejectBuf []byte // owns the raw values of Rejects
@@ -33,9 +30,6 @@ func newBatch(chunk int) *Batch {
 		Out:       make([]byte, 0, 2*chunk),
 		Ends:      make([]uint32, 0, rows),
 		EntryLine: make([]int64, 0, rows),
-		LmKey:     make([]int64, 0, rows),
-		LmAt:      make([]uint32, 0, rows),
-		LmLen:     make([]uint16, 0, rows),
 	}
 	b.Grow(chunk)
 	return b
@@ -51,9 +45,6 @@ func (b *Batch) reset() {
 	b.Out = b.Out[:0]
 	b.Ends = b.Ends[:0]
 	b.EntryLine = b.EntryLine[:0]
-	b.LmKey = b.LmKey[:0]
-	b.LmAt = b.LmAt[:0]
-	b.LmLen = b.LmLen[:0]
 	b.Rejects = b.Rejects[:0]
 	b.RejectBuf = b.RejectBuf[:0]
 	b.Warnings = [numWarnings]int64{}

@@ -52,7 +52,6 @@ func BenchmarkEncodeBatch(b *testing.B) {
 	for b.Loop() {
 		for _, batch := range batches {
 			batch.Out, batch.Ends, batch.Rejects = batch.Out[:0], batch.Ends[:0], batch.Rejects[:0]
-			batch.LmKey, batch.LmAt, batch.LmLen = batch.LmKey[:0], batch.LmAt[:0], batch.LmLen[:0]
 			batch.RejectBuf = batch.RejectBuf[:0]
 			encodeBatch(enc, batch, 1<<20)
 		}

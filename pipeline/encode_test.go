@@ -32,7 +32,7 @@ func TestEncodeBatchAllocs(t *testing.T) {
 	}
 	enc := encode.NewEncoder(mustScope(t, testBase), nil)
 	reset := func() {
-		b.Out, b.Ends, b.LmKey, b.LmAt, b.LmLen = b.Out[:0], b.Ends[:0], b.LmKey[:0], b.LmAt[:0], b.LmLen[:0]
+		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
 		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
 	}
 	encodeBatch(enc, b, 1<<20)

@@ -451,9 +451,6 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 		}
 		b.Ends = append(b.Ends, uint32(len(b.Out)))
 		b.EntryLine = append(b.EntryLine, b.Line[i])
-		b.LmKey = append(b.LmKey, res.LastmodKey)
-		b.LmAt = append(b.LmAt, uint32(res.LastmodAt))
-		b.LmLen = append(b.LmLen, uint16(res.LastmodLen))
 	}
 }
 
@@ -538,7 +535,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 				if err := sorted.add(b); err != nil {
 					return err
 				}
-			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends, Keys: b.LmKey, LmAt: b.LmAt, LmLen: b.LmLen}); err != nil {
+			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends}); err != nil {
 				return err
 			}
 			for _, rj := range b.Rejects {

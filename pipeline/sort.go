@@ -49,7 +49,7 @@ func (st *sorter) add(b *Batch) error {
 	for k, end := range b.Ends {
 		entry := b.Out[start:end]
 		e := extsort.Entry{Data: entry, KeyAt: uint32(len("<url><loc>")), KeyLen: uint32(len(shard.EntryLoc(entry))),
-			LmKey: b.LmKey[k], LmAt: b.LmAt[k] - start, LmLen: b.LmLen[k], Source: src, Line: b.EntryLine[k]}
+			Source: src, Line: b.EntryLine[k]}
 		if err := st.s.Add(e); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (st *sorter) drain(place func(*shard.Entries) error, duplicate func(source 
 	var ents shard.Entries
 	flush := func() error {
 		err := place(&ents)
-		ents = shard.Entries{Data: ents.Data[:0], Ends: ents.Ends[:0], Keys: ents.Keys[:0], LmAt: ents.LmAt[:0], LmLen: ents.LmLen[:0]}
+		ents = shard.Entries{Data: ents.Data[:0], Ends: ents.Ends[:0]}
 		return err
 	}
 	for st.s.Next() {
@@ -80,11 +80,8 @@ func (st *sorter) drain(place func(*shard.Entries) error, duplicate func(source 
 			}
 			continue
 		}
-		at := uint32(len(ents.Data))
 		ents.Data = append(ents.Data, e.Data...)
 		ents.Ends = append(ents.Ends, uint32(len(ents.Data)))
-		ents.Keys = append(ents.Keys, e.LmKey)
-		ents.LmAt, ents.LmLen = append(ents.LmAt, at+e.LmAt), append(ents.LmLen, e.LmLen)
 		if len(ents.Data) >= 1<<20 {
 			if err := flush(); err != nil {
 				return dups, err

@@ -124,22 +124,15 @@ func locEntry(rng *rand.Rand, n int) []byte {
 	return append(e, post...)
 }
 
-// batches splits entries into Entries of random lengths, with random
-// lastmod keys pointing into each entry.
+// batches splits entries into Entries of random lengths.
 func batches(rng *rand.Rand, entries [][]byte) []Entries {
 	var out []Entries
 	for len(entries) > 0 {
 		n := min(len(entries), rng.IntN(80))
 		var e Entries
 		for _, b := range entries[:n] {
-			at := len(e.Data)
 			e.Data = append(e.Data, b...)
 			e.Ends = append(e.Ends, uint32(len(e.Data)))
-			key, l := NoLastmod, 0
-			if rng.IntN(3) > 0 {
-				key, l = rng.Int64N(1000), 1
-			}
-			e.Keys, e.LmAt, e.LmLen = append(e.Keys, key), append(e.LmAt, uint32(at+rng.IntN(len(b)))), append(e.LmLen, uint16(l))
 		}
 		out = append(out, e)
 		entries = entries[n:]
@@ -149,8 +142,7 @@ func batches(rng *rand.Rand, entries [][]byte) []Entries {
 
 type cutShard struct {
 	num, urls int
-	key       int64
-	data, lm  string
+	data      string
 }
 
 // cutAdd cuts entries one Add at a time.
@@ -158,15 +150,14 @@ func cutAdd(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
 	keep := func(s *Shard) {
 		if s != nil {
-			out = append(out, cutShard{s.Num, s.URLs, s.LastmodKey, string(s.Data), string(s.Lastmod())})
+			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
 			c.Recycle(s)
 		}
 	}
 	for _, e := range bs {
 		prev := 0
-		for k, end := range e.Ends {
-			at := e.LmAt[k]
-			keep(c.Add(e.Data[prev:end], e.Keys[k], e.Data[at:at+uint32(e.LmLen[k])]))
+		for _, end := range e.Ends {
+			keep(c.Add(e.Data[prev:end]))
 			prev = int(end)
 		}
 	}
@@ -179,7 +170,7 @@ func cutEntries(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
 	keep := func(s *Shard) {
 		if s != nil {
-			out = append(out, cutShard{s.Num, s.URLs, s.LastmodKey, string(s.Data), string(s.Lastmod())})
+			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
 			c.Recycle(s)
 		}
 	}
@@ -354,7 +345,7 @@ func boundaries(c *Cutter, entries [][]byte) []int {
 		}
 	}
 	for _, e := range entries {
-		keep(c.Add(e, NoLastmod, nil))
+		keep(c.Add(e))
 	}
 	keep(c.Flush())
 	return out
@@ -437,16 +428,13 @@ func TestStableAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	c := NewCutterMode(500, 64<<10, Header, CutStable)
 	e := locEntry(rng, 150)
-	lm := []byte("2024-01-01T00:00:00Z")
-	for i := range 5000 {
-		if s := c.Add(e, int64(i), lm); s != nil {
+	for range 5000 {
+		if s := c.Add(e); s != nil {
 			c.Recycle(s)
 		}
 	}
-	var key int64 = 1e6
 	if allocs := testing.AllocsPerRun(10000, func() {
-		key++
-		if s := c.Add(e, key, lm); s != nil {
+		if s := c.Add(e); s != nil {
 			c.Recycle(s)
 		}
 	}); allocs != 0 {
@@ -479,14 +467,12 @@ func realisticEntries(n int) Entries {
 	rng := rand.New(rand.NewPCG(9, 10))
 	var e Entries
 	for i := range n {
-		at := len(e.Data)
 		e.Data = append(e.Data, "<url><loc>https://www.example.com/"...)
 		for range 6 + int(rng.ExpFloat64()*50) {
 			e.Data = append(e.Data, "abcdefghijklmnopqrstuvwxyz-/"[rng.IntN(28)])
 		}
 		e.Data = fmt.Appendf(e.Data, "-%d</loc><lastmod>2024-05-06T07:08:09Z</lastmod><changefreq>daily</changefreq></url>\n", i)
 		e.Ends = append(e.Ends, uint32(len(e.Data)))
-		e.Keys, e.LmAt, e.LmLen = append(e.Keys, int64(i)), append(e.LmAt, uint32(at)), append(e.LmLen, 20)
 	}
 	return e
 }

@@ -55,26 +55,12 @@ func URLSetHeaderSchema(ns encode.Namespaces, schemaLocation bool) string {
 	return string(append(b, "\">\n"...))
 }
 
-// NoLastmod is the LastmodKey of a shard none of whose URLs has a lastmod.
-const NoLastmod = encode.NoLastmod
-
 // Shard is one sitemap file: the uncompressed bytes of the whole document
 // and what an index needs to know about it.
 type Shard struct {
-	Num        int    // 1-based position in the run
-	Data       []byte // the whole file: the Cutter's header, entries, Footer
-	URLs       int    // entries in Data
-	LastmodKey int64  // the newest lastmod among the URLs, or NoLastmod
-	lastmod    []byte
-}
-
-// Lastmod returns the text of the newest lastmod among the shard's URLs, or
-// nil when none has one.
-func (s *Shard) Lastmod() []byte {
-	if s.LastmodKey == NoLastmod {
-		return nil
-	}
-	return s.lastmod
+	Num  int    // 1-based position in the run
+	Data []byte // the whole file: the Cutter's header, entries, Footer
+	URLs int    // entries in Data
 }
 
 // Cutter packs entries into shards of at most MaxURLs entries and MaxBytes
@@ -147,12 +133,11 @@ func (c *Cutter) Header() string { return c.header }
 // Callers must reject longer entries before Add.
 func (c *Cutter) MaxEntry() int { return c.maxBytes - len(c.header) - len(Footer) }
 
-// Add appends entry, whose newest-lastmod key and text are key and lastmod
-// (NoLastmod and nil for none). If the open shard cannot take the entry
+// Add appends entry. If the open shard cannot take the entry
 // without breaking a limit, or (CutStable) the previous entry ended it,
 // Add closes that shard and returns it, and the entry starts the next one.
 // Otherwise it returns nil. len(entry) must not exceed MaxEntry.
-func (c *Cutter) Add(entry []byte, key int64, lastmod []byte) (closed *Shard) {
+func (c *Cutter) Add(entry []byte) (closed *Shard) {
 	s := c.open
 	if s != nil && (c.cutNext || s.URLs == c.maxURLs || len(s.Data)+len(entry)+len(Footer) > c.maxBytes) {
 		closed = c.close()
@@ -170,23 +155,15 @@ func (c *Cutter) Add(entry []byte, key int64, lastmod []byte) (closed *Shard) {
 	}
 	s.Data = append(s.Data, entry...)
 	s.URLs++
-	if key > s.LastmodKey {
-		s.LastmodKey = key
-		s.lastmod = append(s.lastmod[:0], lastmod...)
-	}
 	return closed
 }
 
 // Entries is a run of encoded entries held back to back, as an encode
 // stage produces them: entry k is Data[Ends[k-1]:Ends[k]] (entry 0 starts
-// at 0), its newest-lastmod key is Keys[k] (NoLastmod for none) and the text
-// of that lastmod is Data[LmAt[k]:LmAt[k]+LmLen[k]].
+// at 0).
 type Entries struct {
-	Data  []byte
-	Ends  []uint32
-	Keys  []int64
-	LmAt  []uint32
-	LmLen []uint16
+	Data []byte
+	Ends []uint32
 }
 
 // AddEntries adds e's entries from entry k on, as successive calls to Add
@@ -243,17 +220,6 @@ func (c *Cutter) take(s *Shard, e *Entries, k, to, start int) {
 	end := int(e.Ends[to-1])
 	s.Data = append(s.Data, e.Data[start:end]...)
 	s.URLs += to - k
-	best := k
-	for i := k + 1; i < to; i++ {
-		if e.Keys[i] > e.Keys[best] {
-			best = i
-		}
-	}
-	if key := e.Keys[best]; key > s.LastmodKey {
-		at := e.LmAt[best]
-		s.LastmodKey = key
-		s.lastmod = append(s.lastmod[:0], e.Data[at:at+uint32(e.LmLen[best])]...)
-	}
 }
 
 // addStable is AddEntries for CutStable. Entries that leave the shard at
@@ -351,8 +317,6 @@ func (c *Cutter) start() *Shard {
 	s.Num = c.n
 	s.Data = append(s.Data[:0], c.header...)
 	s.URLs = 0
-	s.LastmodKey = NoLastmod
-	s.lastmod = s.lastmod[:0]
 	c.open = s
 	return s
 }

@@ -24,7 +24,7 @@ func TestCutterExactFit(t *testing.T) {
 		c := NewCutter(50000, max)
 		var shards []*Shard
 		for i := range 7 {
-			if s := c.Add(entry(e, 'a'+byte(i)), NoLastmod, nil); s != nil {
+			if s := c.Add(entry(e, 'a'+byte(i))); s != nil {
 				shards = append(shards, s)
 			}
 		}
@@ -63,7 +63,7 @@ func TestCutterProperty(t *testing.T) {
 		for i := range 500 {
 			e := entry(1+rng.IntN(maxEntry), 'a'+byte(i%26))
 			in = append(in, e...)
-			keep(c.Add(e, NoLastmod, nil))
+			keep(c.Add(e))
 		}
 		keep(c.Flush())
 		for i, s := range shards {
@@ -89,35 +89,18 @@ func TestCutterProperty(t *testing.T) {
 	}
 }
 
-func TestCutterLastmod(t *testing.T) {
-	c := NewCutter(3, 1<<20)
-	c.Add(entry(10, 'a'), 5, []byte("2024-01-05"))
-	c.Add(entry(10, 'b'), 9, []byte("2024-01-09"))
-	c.Add(entry(10, 'c'), NoLastmod, nil)
-	s := c.Add(entry(10, 'd'), NoLastmod, nil)
-	if s == nil || string(s.Lastmod()) != "2024-01-09" || s.LastmodKey != 9 {
-		t.Fatalf("newest lastmod of the first shard: %q", s.Lastmod())
-	}
-	if s := c.Flush(); s.Lastmod() != nil || s.LastmodKey != NoLastmod {
-		t.Fatalf("a shard without lastmods reports %q", s.Lastmod())
-	}
-}
-
 // TestCutterAllocs: placing an entry allocates nothing, cutting included,
 // once recycled shards are available.
 func TestCutterAllocs(t *testing.T) {
 	c := NewCutter(50000, 64<<10)
 	e := entry(200, 'x')
-	lm := []byte("2024-01-01T00:00:00Z")
-	for i := range 2000 { // warm up: grow and recycle a few shards
-		if s := c.Add(e, int64(i), lm); s != nil {
+	for range 2000 { // warm up: grow and recycle a few shards
+		if s := c.Add(e); s != nil {
 			c.Recycle(s)
 		}
 	}
-	var key int64 = 1e6
 	allocs := testing.AllocsPerRun(10000, func() {
-		key++
-		if s := c.Add(e, key, lm); s != nil {
+		if s := c.Add(e); s != nil {
 			c.Recycle(s)
 		}
 	})
@@ -132,7 +115,7 @@ func BenchmarkCutterAdd(b *testing.B) {
 	b.SetBytes(int64(len(e)))
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if s := c.Add(e, int64(i), nil); s != nil {
+		if s := c.Add(e); s != nil {
 			c.Recycle(s)
 		}
 	}
@@ -141,7 +124,7 @@ func BenchmarkCutterAdd(b *testing.B) {
 func ExampleCutter() {
 	c := NewCutter(2, 1<<20)
 	for _, loc := range []string{"a", "b", "c"} {
-		if s := c.Add(fmt.Appendf(nil, "<url><loc>https://example.com/%s</loc></url>\n", loc), NoLastmod, nil); s != nil {
+		if s := c.Add(fmt.Appendf(nil, "<url><loc>https://example.com/%s</loc></url>\n", loc)); s != nil {
 			fmt.Println("shard", s.Num, s.URLs, "URLs")
 		}
 	}
@@ -177,7 +160,7 @@ func TestCutterHeaderCounts(t *testing.T) {
 		}
 		var first *Shard
 		for i := range 4 {
-			if s := c.Add(entry(e, 'a'+byte(i)), NoLastmod, nil); s != nil && first == nil {
+			if s := c.Add(entry(e, 'a'+byte(i))); s != nil && first == nil {
 				first = s
 			}
 		}
@@ -201,13 +184,12 @@ func TestCutterAddEntries(t *testing.T) {
 		one, run := NewCutter(maxURLs, maxBytes), NewCutter(maxURLs, maxBytes)
 		type cut struct {
 			num, urls int
-			key       int64
-			data, lm  string
+			data      string
 		}
 		var want, got []cut
 		keep := func(to *[]cut, c *Cutter, s *Shard) {
 			if s != nil {
-				*to = append(*to, cut{s.Num, s.URLs, s.LastmodKey, string(s.Data), string(s.Lastmod())})
+				*to = append(*to, cut{s.Num, s.URLs, string(s.Data)})
 				c.Recycle(s)
 			}
 		}
@@ -216,16 +198,10 @@ func TestCutterAddEntries(t *testing.T) {
 			for i := range rng.IntN(80) {
 				e.Data = append(e.Data, entry(1+rng.IntN(maxEntry), 'a'+byte((b+i)%26))...)
 				e.Ends = append(e.Ends, uint32(len(e.Data)))
-				key, at, n := NoLastmod, 0, 0
-				if rng.IntN(3) > 0 {
-					key, at, n = rng.Int64N(1000), rng.IntN(len(e.Data)), 1
-				}
-				e.Keys, e.LmAt, e.LmLen = append(e.Keys, key), append(e.LmAt, uint32(at)), append(e.LmLen, uint16(n))
 			}
 			prev := 0
-			for k, end := range e.Ends {
-				at := e.LmAt[k]
-				keep(&want, one, one.Add(e.Data[prev:end], e.Keys[k], e.Data[at:at+uint32(e.LmLen[k])]))
+			for _, end := range e.Ends {
+				keep(&want, one, one.Add(e.Data[prev:end]))
 				prev = int(end)
 			}
 			for k := 0; k < len(e.Ends); {
@@ -250,10 +226,9 @@ func TestCutterAddEntries(t *testing.T) {
 func BenchmarkCutterAddEntries(b *testing.B) {
 	c := NewCutter(50000, 10485760)
 	var e Entries
-	for i := range 6000 {
+	for range 6000 {
 		e.Data = append(e.Data, entry(190, 'x')...)
 		e.Ends = append(e.Ends, uint32(len(e.Data)))
-		e.Keys, e.LmAt, e.LmLen = append(e.Keys, int64(i)), append(e.LmAt, 0), append(e.LmLen, 4)
 	}
 	b.SetBytes(int64(len(e.Data)))
 	b.ReportAllocs()

@@ -61,13 +61,13 @@ func TestSchemaHeaderValid(t *testing.T) {
 			}
 			c := NewCutterHeader(50000, 1<<20, h)
 			for i := range 3 {
-				c.Add(extEntry(i, ns), NoLastmod, nil)
+				c.Add(extEntry(i, ns))
 			}
 			s := c.Flush()
 			xmltest.Validate(t, fmt.Sprintf("urlset ns=%05b location=%v", ns, loc), s.Data)
 		}
 	}
-	ix, err := Indexes([]Listed{{Name: "a.xml", LastmodKey: NoLastmod}}, 10, "https://example.com/", nil, "root.xml")
+	ix, err := Indexes([]Listed{{Name: "a.xml"}}, 10, "https://example.com/", nil, "root.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 		for i := range 400 {
 			e := entry(1+rng.IntN(maxEntry), 'a'+byte(i%26))
 			in = append(in, e...)
-			keep(c.Add(e, NoLastmod, nil))
+			keep(c.Add(e))
 		}
 		keep(c.Flush())
 		for i, s := range shards {
@@ -195,7 +195,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 		c := NewCutterHeader(50000, max, h)
 		var first *Shard
 		for i := range 4 {
-			if s := c.Add(entry(e, 'a'+byte(i)), NoLastmod, nil); s != nil && first == nil {
+			if s := c.Add(entry(e, 'a'+byte(i))); s != nil && first == nil {
 				first = s
 			}
 		}

@@ -17,7 +17,7 @@ func Example() {
 	for i, loc := range []string{"c", "a", "b", "a"} {
 		entry := []byte("<url><loc>https://example.com/" + loc + "</loc></url>\n")
 		key := shard.EntryLoc(entry)
-		if err := s.Add(extsort.Entry{Data: entry, KeyAt: 10, KeyLen: uint32(len(key)), LmKey: shard.NoLastmod, Line: int64(i + 1)}); err != nil {
+		if err := s.Add(extsort.Entry{Data: entry, KeyAt: 10, KeyLen: uint32(len(key)), Line: int64(i + 1)}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -34,7 +34,7 @@ func Example() {
 				c.Recycle(sh)
 			}
 		}
-		batch = shard.Entries{Data: batch.Data[:0], Ends: batch.Ends[:0], Keys: batch.Keys[:0], LmAt: batch.LmAt[:0], LmLen: batch.LmLen[:0]}
+		batch = shard.Entries{Data: batch.Data[:0], Ends: batch.Ends[:0]}
 	}
 	for s.Next() {
 		e := s.Entry()
@@ -42,11 +42,8 @@ func Example() {
 			fmt.Printf("reject row %d: duplicate %s\n", e.Line, e.Key())
 			continue
 		}
-		at := uint32(len(batch.Data))
 		batch.Data = append(batch.Data, e.Data...)
 		batch.Ends = append(batch.Ends, uint32(len(batch.Data)))
-		batch.Keys = append(batch.Keys, e.LmKey)
-		batch.LmAt, batch.LmLen = append(batch.LmAt, at+e.LmAt), append(batch.LmLen, e.LmLen)
 		if len(batch.Ends) == 4096 {
 			flush()
 		}
