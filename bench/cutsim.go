@@ -214,7 +214,7 @@ func (s *CutSim) relastmod(i int32) int32 {
 // cut cuts the entries night lists, in batches as the pipeline hands them
 // to the cutter, and returns each shard's content hash and fill.
 func (s *CutSim) cut(c *shard.Cutter, night []int32) (hashes []uint64, fills []float64) {
-	keep := func(sh *shard.Shard) {
+	keep := func(sh *shard.Sitemap) {
 		if sh != nil {
 			hashes = append(hashes, maphash.Bytes(s.seed, sh.Data))
 			fills = append(fills, max(float64(sh.URLs)/float64(s.MaxURLs), float64(len(sh.Data))/float64(s.MaxBytes)))
@@ -230,7 +230,7 @@ func (s *CutSim) cut(c *shard.Cutter, night []int32) (hashes []uint64, fills []f
 			e.Ends = append(e.Ends, uint32(len(e.Data)))
 		}
 		for k := 0; k < n; {
-			var sh *shard.Shard
+			var sh *shard.Sitemap
 			k, sh = c.AddEntries(e, k)
 			keep(sh)
 		}

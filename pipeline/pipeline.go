@@ -264,7 +264,7 @@ func (r *run) generate(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
 	toCut := make(chan *Batch, cfg.Workers)
-	toCompress := make(chan *shard.Shard, 1)
+	toCompress := make(chan *shard.Sitemap, 1)
 	toUpload := make(chan upload, cfg.Uploads)
 	ncomp := 2 // pgzip uses every core for one shard: two, so one compresses while the other hands over
 	if cfg.GzipProcs == 1 {
@@ -455,7 +455,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 }
 
 // cut restores input order and packs entries into shards.
-func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard) error {
+func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitemap) error {
 	var rejects *rejectWriter
 	if r.cfg.Rejects != nil {
 		rejects = newRejectWriter(r.cfg.Rejects)
@@ -474,7 +474,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	pending := make([]*Batch, r.depth) // a ring: the batches in flight are fewer than depth
 	var next uint64
 	var blocked time.Duration // waiting on the compressors is back-pressure, not cutting
-	send := func(s *shard.Shard) error {
+	send := func(s *shard.Sitemap) error {
 		t := time.Now()
 		defer func() { blocked += time.Since(t) }()
 		select {
@@ -501,7 +501,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	// place packs entries into shards and hands on each one closed.
 	place := func(ents *shard.Entries) error {
 		for k := 0; k < len(ents.Ends); {
-			var s *shard.Shard
+			var s *shard.Sitemap
 			if k, s = r.cutter.AddEntries(ents, k); s != nil {
 				if r.cfg.Fanout == 1 {
 					return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
@@ -603,7 +603,7 @@ type upload struct {
 }
 
 // compress gzips shards and hands them to the uploaders.
-func (r *run) compress(ctx context.Context, in <-chan *shard.Shard, out chan<- upload) error {
+func (r *run) compress(ctx context.Context, in <-chan *shard.Sitemap, out chan<- upload) error {
 	c, err := shard.NewCompressor(r.cfg.GzipLevel, r.cfg.GzipProcs)
 	if err != nil {
 		return err

@@ -148,7 +148,7 @@ type cutShard struct {
 // cutAdd cuts entries one Add at a time.
 func cutAdd(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
-	keep := func(s *Shard) {
+	keep := func(s *Sitemap) {
 		if s != nil {
 			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
 			c.Recycle(s)
@@ -168,7 +168,7 @@ func cutAdd(c *Cutter, bs []Entries) []cutShard {
 // cutEntries cuts the batches with AddEntries, as the pipeline does.
 func cutEntries(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
-	keep := func(s *Shard) {
+	keep := func(s *Sitemap) {
 		if s != nil {
 			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
 			c.Recycle(s)
@@ -176,7 +176,7 @@ func cutEntries(c *Cutter, bs []Entries) []cutShard {
 	}
 	for i := range bs {
 		for k := 0; k < len(bs[i].Ends); {
-			var s *Shard
+			var s *Sitemap
 			k, s = c.AddEntries(&bs[i], k)
 			keep(s)
 		}
@@ -337,7 +337,7 @@ func TestStableFill(t *testing.T) {
 func boundaries(c *Cutter, entries [][]byte) []int {
 	var out []int
 	n := 0
-	keep := func(s *Shard) {
+	keep := func(s *Sitemap) {
 		if s != nil {
 			n += s.URLs
 			out = append(out, n)
@@ -448,7 +448,7 @@ func TestStableAllocs(t *testing.T) {
 	cutAll := func() {
 		for i := range bs {
 			for k := 0; k < len(bs[i].Ends); {
-				var s *Shard
+				var s *Sitemap
 				if k, s = c.AddEntries(&bs[i], k); s != nil {
 					c.Recycle(s)
 				}
@@ -488,7 +488,7 @@ func BenchmarkCutterModes(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				for k := 0; k < len(e.Ends); {
-					var s *Shard
+					var s *Sitemap
 					if k, s = c.AddEntries(&e, k); s != nil {
 						c.Recycle(s)
 					}

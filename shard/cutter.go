@@ -55,9 +55,9 @@ func URLSetHeaderSchema(ns encode.Namespaces, schemaLocation bool) string {
 	return string(append(b, "\">\n"...))
 }
 
-// Shard is one sitemap file: the uncompressed bytes of the whole document
+// Sitemap is one sitemap file: the uncompressed bytes of the whole document
 // and what an index needs to know about it.
-type Shard struct {
+type Sitemap struct {
 	Num  int    // 1-based position in the run
 	Data []byte // the whole file: the Cutter's header, entries, Footer
 	URLs int    // entries in Data
@@ -71,12 +71,12 @@ type Cutter struct {
 	header   string
 	maxURLs  int
 	maxBytes int
-	open     *Shard
-	n        int         // shards opened so far
-	buffers  int         // shard buffers allocated so far
-	free     chan *Shard // recycled shards, so buffers are reused
-	stable   *stable     // the curve of CutStable; nil for CutTight
-	cutNext  bool        // Add found a content-defined cut after the last entry: close before the next
+	open     *Sitemap
+	n        int           // shards opened so far
+	buffers  int           // shard buffers allocated so far
+	free     chan *Sitemap // recycled shards, so buffers are reused
+	stable   *stable       // the curve of CutStable; nil for CutTight
+	cutNext  bool          // Add found a content-defined cut after the last entry: close before the next
 }
 
 // Buffers reports how many shard buffers c has allocated: the most shards
@@ -94,7 +94,7 @@ func NewCutter(maxURLs, maxBytes int) *Cutter {
 // with header (see URLSetHeader); its bytes count towards maxBytes, which
 // must leave room for it and Footer.
 func NewCutterHeader(maxURLs, maxBytes int, header string) *Cutter {
-	return &Cutter{header: header, maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Shard, 16)}
+	return &Cutter{header: header, maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Sitemap, 16)}
 }
 
 // NewCutterMode returns a Cutter like NewCutterHeader whose cuts follow
@@ -137,7 +137,7 @@ func (c *Cutter) MaxEntry() int { return c.maxBytes - len(c.header) - len(Footer
 // without breaking a limit, or (CutStable) the previous entry ended it,
 // Add closes that shard and returns it, and the entry starts the next one.
 // Otherwise it returns nil. len(entry) must not exceed MaxEntry.
-func (c *Cutter) Add(entry []byte) (closed *Shard) {
+func (c *Cutter) Add(entry []byte) (closed *Sitemap) {
 	s := c.open
 	if s != nil && (c.cutNext || s.URLs == c.maxURLs || len(s.Data)+len(entry)+len(Footer) > c.maxBytes) {
 		closed = c.close()
@@ -173,7 +173,7 @@ type Entries struct {
 // another; it returns nil and len(e.Ends) once every entry is in. (A
 // CutStable Cutter closes a shard as soon as an entry ends it, so it may
 // return a shard with len(e.Ends).) No entry may exceed MaxEntry.
-func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Shard) {
+func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Sitemap) {
 	if c.stable != nil {
 		return c.addStable(e, k)
 	}
@@ -213,7 +213,7 @@ func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Shard) {
 
 // take appends e's entries [k, to), which start at byte start, to s in
 // one copy, and keeps the newest lastmod among them.
-func (c *Cutter) take(s *Shard, e *Entries, k, to, start int) {
+func (c *Cutter) take(s *Sitemap, e *Entries, k, to, start int) {
 	if to <= k {
 		return
 	}
@@ -226,7 +226,7 @@ func (c *Cutter) take(s *Shard, e *Entries, k, to, start int) {
 // most Min full cannot end it, so they are found by a binary search and
 // copied without hashing; only entries past Min are hashed, up to the
 // first that ends the shard.
-func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Shard) {
+func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Sitemap) {
 	if c.cutNext { // Add decided the cut after the last entry
 		return k, c.close()
 	}
@@ -289,7 +289,7 @@ func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Shard) {
 }
 
 // Flush closes and returns the open shard, or nil when no entry is pending.
-func (c *Cutter) Flush() *Shard {
+func (c *Cutter) Flush() *Sitemap {
 	if c.open == nil {
 		return nil
 	}
@@ -298,19 +298,19 @@ func (c *Cutter) Flush() *Shard {
 
 // Recycle hands a shard the caller is done with back for reuse. It is safe
 // to call from any goroutine.
-func (c *Cutter) Recycle(s *Shard) {
+func (c *Cutter) Recycle(s *Sitemap) {
 	select {
 	case c.free <- s:
 	default:
 	}
 }
 
-func (c *Cutter) start() *Shard {
-	var s *Shard
+func (c *Cutter) start() *Sitemap {
+	var s *Sitemap
 	select {
 	case s = <-c.free:
 	default:
-		s = &Shard{Data: make([]byte, 0, min(c.maxBytes, 16<<20))}
+		s = &Sitemap{Data: make([]byte, 0, min(c.maxBytes, 16<<20))}
 		c.buffers++
 	}
 	c.n++
@@ -321,7 +321,7 @@ func (c *Cutter) start() *Shard {
 	return s
 }
 
-func (c *Cutter) close() *Shard {
+func (c *Cutter) close() *Sitemap {
 	s := c.open
 	c.open, c.cutNext = nil, false
 	s.Data = append(s.Data, Footer...)

@@ -22,7 +22,7 @@ func TestCutterExactFit(t *testing.T) {
 	for _, slack := range []int{0, -1} {
 		max := len(Header) + len(Footer) + 3*e + slack
 		c := NewCutter(50000, max)
-		var shards []*Shard
+		var shards []*Sitemap
 		for i := range 7 {
 			if s := c.Add(entry(e, 'a'+byte(i))); s != nil {
 				shards = append(shards, s)
@@ -53,10 +53,10 @@ func TestCutterProperty(t *testing.T) {
 		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
 		c := NewCutter(maxURLs, maxBytes)
 		var in, out []byte
-		var shards []*Shard
-		keep := func(s *Shard) {
+		var shards []*Sitemap
+		keep := func(s *Sitemap) {
 			if s != nil {
-				shards = append(shards, &Shard{Num: s.Num, URLs: s.URLs, Data: append([]byte(nil), s.Data...)})
+				shards = append(shards, &Sitemap{Num: s.Num, URLs: s.URLs, Data: append([]byte(nil), s.Data...)})
 				c.Recycle(s)
 			}
 		}
@@ -158,7 +158,7 @@ func TestCutterHeaderCounts(t *testing.T) {
 		if c.MaxEntry() != max-len(tc.header)-len(Footer) {
 			t.Errorf("MaxEntry %d ignores the header", c.MaxEntry())
 		}
-		var first *Shard
+		var first *Sitemap
 		for i := range 4 {
 			if s := c.Add(entry(e, 'a'+byte(i))); s != nil && first == nil {
 				first = s
@@ -187,7 +187,7 @@ func TestCutterAddEntries(t *testing.T) {
 			data      string
 		}
 		var want, got []cut
-		keep := func(to *[]cut, c *Cutter, s *Shard) {
+		keep := func(to *[]cut, c *Cutter, s *Sitemap) {
 			if s != nil {
 				*to = append(*to, cut{s.Num, s.URLs, string(s.Data)})
 				c.Recycle(s)
@@ -205,7 +205,7 @@ func TestCutterAddEntries(t *testing.T) {
 				prev = int(end)
 			}
 			for k := 0; k < len(e.Ends); {
-				var s *Shard
+				var s *Sitemap
 				k, s = run.AddEntries(&e, k)
 				keep(&got, run, s)
 			}
@@ -234,7 +234,7 @@ func BenchmarkCutterAddEntries(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for k := 0; k < len(e.Ends); {
-			var s *Shard
+			var s *Sitemap
 			if k, s = c.AddEntries(&e, k); s != nil {
 				c.Recycle(s)
 			}

@@ -156,7 +156,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 		}
 		var in, out []byte
 		var shards [][]byte
-		keep := func(s *Shard) {
+		keep := func(s *Sitemap) {
 			if s != nil {
 				shards = append(shards, append([]byte(nil), s.Data...))
 				c.Recycle(s)
@@ -193,7 +193,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 	for _, slack := range []int{0, -1} {
 		max := len(h) + len(Footer) + 3*e + slack
 		c := NewCutterHeader(50000, max, h)
-		var first *Shard
+		var first *Sitemap
 		for i := range 4 {
 			if s := c.Add(entry(e, 'a'+byte(i))); s != nil && first == nil {
 				first = s

@@ -28,7 +28,7 @@ func Example() {
 	var batch shard.Entries
 	flush := func() {
 		for k := 0; k < len(batch.Ends); {
-			var sh *shard.Shard
+			var sh *shard.Sitemap
 			if k, sh = c.AddEntries(&batch, k); sh != nil {
 				fmt.Println("shard", sh.Num, sh.URLs, "URLs")
 				c.Recycle(sh)
