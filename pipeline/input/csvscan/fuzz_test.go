@@ -60,6 +60,8 @@ func FuzzCSVScanner(f *testing.F) {
 		"x,\"\"\"\",\"\n\"\"\"\n",
 		"https://a/,\"x\"\n\"y\n",
 		"url\nhttps://a/\n",
+		"loc,loc\nhttps://a/,https://b/\n",
+		"LOC,loc, Loc\nhttps://a/,https://b/\n",
 	} {
 		for _, chunk := range []uint16{0, 1, 3, 17} {
 			f.Add([]byte(s), chunk, uint8(chunk%3))
@@ -97,9 +99,11 @@ func FuzzCSVScanner(f *testing.F) {
 		want = want[:0]
 		var wantErr error = oerr
 		if len(recs) > 0 {
-			cols, isHeader := mapOracle(recs[0])
+			cols, isHeader, dup := mapOracle(recs[0])
 			if isHeader && cols[input.Loc] < 0 {
 				recs, wantErr = nil, input.ErrNoColumn
+			} else if dup {
+				recs, wantErr = nil, input.ErrDuplicateColumn
 			}
 			if isHeader {
 				recs, lines = recs[min(1, len(recs)):], lines[1:]
@@ -110,8 +114,8 @@ func FuzzCSVScanner(f *testing.F) {
 		}
 		got, err = scanAll(t, reader(data), input.Options{}, c)
 		compare(t, "header detection", got, err, want, wantErr)
-		if wantErr == input.ErrNoColumn && !errors.Is(err, input.ErrNoColumn) {
-			t.Fatalf("header detection: error %v, want input.ErrNoColumn", err)
+		if (wantErr == input.ErrNoColumn || wantErr == input.ErrDuplicateColumn) && !errors.Is(err, wantErr) {
+			t.Fatalf("header detection: error %v, want %v", err, wantErr)
 		}
 
 		// 3. Lines mode.
@@ -146,22 +150,35 @@ func oracle(in []byte) (recs [][]string, lines []int, err error) {
 	}
 }
 
-// mapOracle is the header rule, written independently of the scanner's.
-func mapOracle(first []string) (cols [input.NumColumns]int, isHeader bool) {
+// mapOracle is the header rule, written independently of the scanner's:
+// a column named exactly (spaces trimmed), else case-insensitively; dup
+// reports a name that two columns match by the rule that chose one.
+func mapOracle(first []string) (cols [input.NumColumns]int, isHeader, dup bool) {
 	f := strings.ToLower(strings.TrimLeft(first[0], " \t"))
 	if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
-		return [input.NumColumns]int{0, 1, 2, 3}, false
+		return [input.NumColumns]int{0, 1, 2, 3}, false, false
 	}
 	for c, name := range []string{"loc", "lastmod", "changefreq", "priority"} {
-		cols[c] = -1
+		var exact, fold []int
 		for k, h := range first {
-			if strings.ToLower(strings.TrimSpace(h)) == name {
-				cols[c] = k
-				break
+			h = strings.TrimSpace(h)
+			if h == name {
+				exact = append(exact, k)
+			}
+			if strings.ToLower(h) == name {
+				fold = append(fold, k)
 			}
 		}
+		if len(exact) == 0 {
+			exact = fold
+		}
+		cols[c] = -1
+		if len(exact) > 0 {
+			cols[c] = exact[0]
+		}
+		dup = dup || len(exact) > 1
 	}
-	return cols, true
+	return cols, true, dup
 }
 
 // oracleRow renders an oracle record as fmtRow renders a row.

@@ -553,3 +553,24 @@ func TestParseError(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// TestCSVScannerDuplicateColumn: a header naming a mapped column twice is
+// refused, naming the file, the line and both columns; an unmapped column
+// may repeat.
+func TestCSVScannerDuplicateColumn(t *testing.T) {
+	for in, want := range map[string]string{
+		"loc,loc\nhttps://a/,https://b/\n":       `in.csv:1: duplicate column: columns 1 ("loc") and 2 ("loc") both match the loc column name "loc"`,
+		"\n\nLoc,lastmod,LOC\nhttps://a/,,\n":    `in.csv:3: duplicate column: columns 1 ("Loc") and 3 ("LOC") both match the loc column name "loc"`,
+		"loc,lastmod,lastmod\nhttps://a/,1,2\n": `in.csv:1: duplicate column: columns 2 ("lastmod") and 3 ("lastmod") both match the lastmod column name "lastmod"`,
+	} {
+		_, err := scanAll(t, strings.NewReader(in), input.Options{}, 0)
+		var pe *ParseError
+		if !errors.Is(err, input.ErrDuplicateColumn) || !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v\nwant %s…", in, err, want)
+		}
+	}
+	rows, err := scanAll(t, strings.NewReader("x,loc,x\n1,https://a/,2\n"), input.Options{}, 0)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("unmapped duplicate: %v, %q", err, rows)
+	}
+}
