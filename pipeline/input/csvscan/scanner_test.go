@@ -559,8 +559,8 @@ func TestParseError(t *testing.T) {
 // may repeat.
 func TestCSVScannerDuplicateColumn(t *testing.T) {
 	for in, want := range map[string]string{
-		"loc,loc\nhttps://a/,https://b/\n":       `in.csv:1: duplicate column: columns 1 ("loc") and 2 ("loc") both match the loc column name "loc"`,
-		"\n\nLoc,lastmod,LOC\nhttps://a/,,\n":    `in.csv:3: duplicate column: columns 1 ("Loc") and 3 ("LOC") both match the loc column name "loc"`,
+		"loc,loc\nhttps://a/,https://b/\n":      `in.csv:1: duplicate column: columns 1 ("loc") and 2 ("loc") both match the loc column name "loc"`,
+		"\n\nLoc,lastmod,LOC\nhttps://a/,,\n":   `in.csv:3: duplicate column: columns 1 ("Loc") and 3 ("LOC") both match the loc column name "loc"`,
 		"loc,lastmod,lastmod\nhttps://a/,1,2\n": `in.csv:1: duplicate column: columns 2 ("lastmod") and 3 ("lastmod") both match the lastmod column name "lastmod"`,
 	} {
 		_, err := scanAll(t, strings.NewReader(in), input.Options{}, 0)
