@@ -95,3 +95,22 @@ func TestCorruptGzip(t *testing.T) {
 		t.Fatalf("failed run left %d files", len(ents))
 	}
 }
+
+// TestRepeatedInput: a file given twice (here named and matched by a glob)
+// is a usage error naming it, before anything is written; without the check
+// every URL of it would be published twice.
+func TestRepeatedInput(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "urls.csv")
+	if err := os.WriteFile(p, []byte("loc\n"+base+"a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, p, filepath.Join(dir, "*.csv"))
+	if code != 2 || !strings.Contains(stderr, "input given more than once: \""+p+"\"") || !strings.Contains(stderr, "is the same file as") {
+		t.Fatalf("exit %d, want 2 naming %s:\n%s", code, p, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("refused run left %d files", len(ents))
+	}
+}
