@@ -16,6 +16,7 @@ const (
 	OutOfScope           // scheme, host, port or path prefix differ from the scope
 	TooLong              // loc is 2,048 characters or more after encoding
 	EntryTooLarge        // the encoded entry cannot fit even an empty shard
+	RecordTooLong        // the input record is over the reader's size limit, its loc is not: another field makes it long
 	NumReasons
 )
 
@@ -31,6 +32,7 @@ var reasonNames = [NumReasons]string{
 	OutOfScope:    "out_of_scope",
 	TooLong:       "loc_too_long",
 	EntryTooLarge: "entry_too_large",
+	RecordTooLong: "record_too_long",
 }
 
 // String returns the reason's stable snake_case name.
