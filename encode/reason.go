@@ -17,6 +17,7 @@ const (
 	TooLong              // loc is 2,048 characters or more after encoding
 	EntryTooLarge        // the encoded entry cannot fit even an empty shard
 	Duplicate            // --dedup: the same normalised loc came earlier in the input
+	RecordTooLong        // the input record is over the reader's size limit, its loc is not: another field makes it long
 	NumReasons
 )
 
@@ -33,6 +34,7 @@ var reasonNames = [NumReasons]string{
 	TooLong:       "loc_too_long",
 	EntryTooLarge: "entry_too_large",
 	Duplicate:     "duplicate",
+	RecordTooLong: "record_too_long",
 }
 
 // String returns the reason's stable snake_case name.

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
@@ -48,4 +49,11 @@ func (b *Batch) reset() {
 	b.Rejects = b.Rejects[:0]
 	b.RejectBuf = b.RejectBuf[:0]
 	b.Warnings = [numWarnings]int64{}
+}
+
+// reject records row i as rejected for reason, keeping its loc.
+func (b *Batch) reject(i int, reason encode.Reason, loc []byte) {
+	rs := len(b.RejectBuf)
+	b.RejectBuf = append(b.RejectBuf, loc...)
+	b.Rejects = append(b.Rejects, Reject{Line: b.Line[i], Reason: reason, start: uint32(rs), end: uint32(len(b.RejectBuf))})
 }

@@ -420,7 +420,13 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 // encodeBatch encodes every row of b into b.Out, recording accepted entries
 // and rejects. It does not allocate once b's buffers have grown.
 func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
+	refused := b.Rejected // rows the reader rejected itself
 	for i := range b.Len() {
+		if len(refused) > 0 && refused[0].Row == i {
+			b.reject(i, refused[0].Reason, b.Field(input.Loc, i))
+			refused = refused[1:]
+			continue
+		}
 		f := encode.Fields{
 			Loc:        b.Field(input.Loc, i),
 			Lastmod:    b.Field(input.Lastmod, i),
@@ -444,9 +450,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 			b.Warnings[bits.TrailingZeros32(uint32(w))]++
 		}
 		if res.Reason != encode.OK {
-			rs := len(b.RejectBuf)
-			b.RejectBuf = append(b.RejectBuf, f.Loc...)
-			b.Rejects = append(b.Rejects, Reject{Line: b.Line[i], Reason: res.Reason, start: uint32(rs), end: uint32(len(b.RejectBuf))})
+			b.reject(i, res.Reason, f.Loc)
 			continue
 		}
 		b.Ends = append(b.Ends, uint32(len(b.Out)))

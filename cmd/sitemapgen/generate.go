@@ -194,6 +194,11 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if runErr != nil {
 		switch {
+		case errors.Is(runErr, input.ErrRepeatedInput):
+			// Found only once the arguments are expanded, but still a usage error.
+			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
+			return exitUsage
 		case rep.Published:
 			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
 		case ctx.Err() != nil:

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -93,5 +96,112 @@ func TestCorruptGzip(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Fatalf("failed run left %d files", len(ents))
+	}
+}
+
+// TestRepeatedInput: a file given twice (here named and matched by a glob)
+// is a usage error naming it, before anything is written; without the check
+// every URL of it would be published twice.
+func TestRepeatedInput(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "urls.csv")
+	if err := os.WriteFile(p, []byte("loc\n"+base+"a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, p, filepath.Join(dir, "*.csv"))
+	if code != 2 || !strings.Contains(stderr, "input given more than once: \""+p+"\"") || !strings.Contains(stderr, "is the same file as") {
+		t.Fatalf("exit %d, want 2 naming %s:\n%s", code, p, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("refused run left %d files", len(ents))
+	}
+}
+
+// writeLongLines writes a CSV with rows before, between and after a line
+// whose loc is n bytes and one whose lastmod is n bytes.
+func writeLongLines(t *testing.T, path string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("loc,lastmod\n")
+	for i := range 1000 {
+		fmt.Fprintf(w, "%sa%d,2024-01-01\n", base, i)
+	}
+	w.WriteString(base + "long")
+	w.Write(bytes.Repeat([]byte("x"), n-len(base)-4))
+	w.WriteString(",2024-01-01\n")
+	fmt.Fprintf(w, "%sb,2024-01-02\n", base)
+	w.WriteString(base + "c,")
+	w.Write(bytes.Repeat([]byte("1"), n))
+	w.WriteString("\n")
+	for i := range 1000 {
+		fmt.Fprintf(w, "%sd%d,2024-01-03\n", base, i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLongLine: a line over the 16 MiB record limit is a rejected row, not
+// a failed run: the rows after it are published, the report adds up, the
+// rejects file names the line with its value cut, and the memory the line
+// costs does not grow with its length.
+func TestLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 2 x 40 MiB")
+	}
+	dir := t.TempDir()
+	var allocated [2]uint64
+	for k, n := range []int{20 << 20, 60 << 20} {
+		in := filepath.Join(dir, fmt.Sprintf("long%d.csv", k))
+		writeLongLines(t, in, n)
+		out := filepath.Join(dir, fmt.Sprintf("out%d", k))
+		report, rejects := filepath.Join(dir, "report.json"), filepath.Join(dir, "rejects.csv")
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--report", report, "--rejects", rejects, in)
+		runtime.ReadMemStats(&after)
+		os.Remove(in)
+		if code != 0 {
+			t.Fatalf("%d MiB: exit %d\n%s", n>>20, code, stderr)
+		}
+		allocated[k] = after.TotalAlloc - before.TotalAlloc
+		rep := readReport(t, report)
+		if rep.Rows != 2003 || rep.URLs != 2001 || rep.Rejected.Total != 2 || rep.Rejected.ByReason["loc_too_long"] != 1 || rep.Rejected.ByReason["record_too_long"] != 1 {
+			t.Fatalf("%d MiB: rows=%d urls=%d rejected=%+v", n>>20, rep.Rows, rep.URLs, rep.Rejected)
+		}
+		set := xmltest.ReadSet(t, out, base, "sitemap.xml", "")
+		urls := set.Shards[0].URLs
+		if len(urls) != 2001 || urls[1000].Loc != base+"b" || urls[1001].Loc != base+"d0" || urls[2000].Loc != base+"d999" {
+			t.Fatalf("%d MiB: %d URLs published, around the long lines: %+v", n>>20, len(urls), urls[999:min(len(urls), 1003)])
+		}
+		b, err := os.ReadFile(rejects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("%d MiB: rejects %v, %d records", n>>20, err, len(recs))
+		}
+		long, other := recs[1], recs[2]
+		if long[0] != in || long[1] != "1002" || long[2] != "loc_too_long" || !strings.HasPrefix(long[3], base+"longxxx") ||
+			!strings.HasSuffix(long[3], fmt.Sprintf("x…[cut: %d bytes]", n)) || len(long[3]) > 4<<10 {
+			t.Errorf("%d MiB: rejects row %.80q…", n>>20, long)
+		}
+		if other[1] != "1004" || other[2] != "record_too_long" || other[3] != base+"c" {
+			t.Errorf("%d MiB: rejects row %.80q…", n>>20, other)
+		}
+	}
+	t.Logf("allocated in all: %.1f MiB for 20 MiB lines, %.1f MiB for 60 MiB lines", float64(allocated[0])/(1<<20), float64(allocated[1])/(1<<20))
+	if allocated[1] > allocated[0]+4<<20 {
+		t.Errorf("memory grows with the line: %d bytes allocated for 20 MiB lines, %d for 60 MiB", allocated[0], allocated[1])
 	}
 }

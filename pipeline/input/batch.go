@@ -31,6 +31,18 @@ type Batch struct {
 	// so a row carries only views, like the core fields.
 	Ext       []encode.ExtColumn // the extension columns of Source, shared by its batches; read-only
 	ExtFields [][][]byte         // ExtFields[j][i] is the value of Ext[j] in row i; nil when absent. Only the first len(Ext) are in use.
+
+	// Rejected lists the rows the source rejected itself, in row order: a
+	// CSV record over csvscan.MaxRecordBytes. Such a row is not encoded;
+	// its loc holds what the source kept of it for the rejects file, other
+	// fields are nil. Almost always empty: no cost per row.
+	Rejected []RowReject
+}
+
+// RowReject is a row of a Batch that its source rejected.
+type RowReject struct {
+	Row    int           // index of the row in the Batch
+	Reason encode.Reason // why
 }
 
 // Grow gives an empty b room for about chunk bytes of input, so a run does
@@ -63,6 +75,7 @@ func (b *Batch) Reset() {
 		b.Fields[c] = b.Fields[c][:0]
 	}
 	b.Line = b.Line[:0]
+	b.Rejected = b.Rejected[:0]
 	b.Ext = nil
 	for j := range b.ExtFields {
 		b.ExtFields[j] = b.ExtFields[j][:0]

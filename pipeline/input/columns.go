@@ -17,6 +17,9 @@ var (
 	// ErrNoColumn: the header or schema lacks the loc column, or an
 	// optional column mapped to a name other than its default.
 	ErrNoColumn = errors.New("no such column")
+	// ErrDuplicateColumn: two columns of the header or schema both match
+	// the name a field is read from, so which one holds it is a guess.
+	ErrDuplicateColumn = errors.New("duplicate column")
 	// ErrColumnType: a mapped column has a type sitemapgen cannot read as
 	// that field (a nested type, a number for loc, a list in CSV, ...).
 	ErrColumnType = errors.New("unsupported column type")
@@ -48,7 +51,11 @@ type Mapping struct {
 // name matches it case-insensitively. A missing loc column is an error, and
 // so is a missing optional column mapped to a name other than its default
 // (a typo or a changed export: stop rather than drop a field). Errors wrap
-// ErrNoColumn and name the columns the input has.
+// ErrNoColumn and name the columns the input has. A field whose name two
+// columns match by the same rule (both exactly, or, with no exact match,
+// both case-insensitively: "loc,loc", "URL,url" for "Url") is an error too,
+// a *DuplicateError: the mapping would pick one silently. Unmapped columns
+// may repeat.
 func (o Options) Map(have []string) (Mapping, error) {
 	var m Mapping
 	for c, n := range o.Columns {
@@ -63,6 +70,13 @@ func (o Options) Map(have []string) (Mapping, error) {
 			continue
 		}
 		return m, &ColumnError{Field: c, Name: m.Names[c], Have: have}
+	}
+	for c := range NumColumns {
+		if i := m.Index[c]; i >= 0 {
+			if j := findAfter(have, m.Names[c], i); j >= 0 {
+				return m, &DuplicateError{Field: c, Name: m.Names[c], First: i, Second: j, Have: have}
+			}
+		}
 	}
 	return m, nil
 }
@@ -90,6 +104,38 @@ func find(have []string, name string) int {
 	}
 	return -1
 }
+
+// findAfter returns the index of a column after have[i], the column find
+// chose for name, that matches name by the rule that chose it; -1: none.
+func findAfter(have []string, name string, i int) int {
+	exact := strings.TrimSpace(have[i]) == name
+	for j := i + 1; j < len(have); j++ {
+		h := strings.TrimSpace(have[j])
+		if h == name || !exact && strings.EqualFold(h, name) {
+			return j
+		}
+	}
+	return -1
+}
+
+// DuplicateError reports two columns that both match a field's name. It
+// wraps ErrDuplicateColumn.
+type DuplicateError struct {
+	Field         Column   // the field
+	Name          string   // the column name it was looked up by
+	First, Second int      // the 0-based indexes of the two columns
+	Have          []string // the input's column names
+}
+
+// Error names the field, both columns (1-based, as a person counts them)
+// and what to do.
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("%v: columns %d (%q) and %d (%q) both match the %s column name %q; rename or drop one, or map another with --%s-column",
+		ErrDuplicateColumn, e.First+1, e.Have[e.First], e.Second+1, e.Have[e.Second], DefaultNames[e.Field], e.Name, DefaultNames[e.Field])
+}
+
+// Unwrap returns ErrDuplicateColumn.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicateColumn }
 
 // ColumnError reports a field whose column an input lacks. It wraps
 // ErrNoColumn.

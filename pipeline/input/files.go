@@ -19,6 +19,7 @@ type File struct {
 	Regular bool // a regular file, which can be opened and read again
 
 	format *Format
+	info   os.FileInfo // from Expand's stat; nil for "-"
 	// held is the open handle of an input that is not a regular file,
 	// kept from the probe to the read (see Probe).
 	held *heldInput
@@ -41,14 +42,16 @@ func hiddenPart(name string) bool {
 // A folder stands for the Parquet and Arrow files below it (Hive key=value/
 // sub-folders included, hidden and _-prefixed names skipped), a pattern with
 // * ? or [ for the files it matches; both in lexical path order, so output
-// is deterministic.
+// is deterministic. A file reached twice (named twice, named and found in
+// a folder or by a glob, or through a link) is an error wrapping
+// ErrRepeatedInput: its rows would be published twice.
 func Expand(args []string) ([]File, error) {
 	stdin := 0
 	var files []File
 	for arg, n := range args {
 		if n == "-" {
 			if stdin++; stdin > 1 {
-				return nil, errors.New("'-' (stdin) given more than once")
+				return nil, fmt.Errorf("%w: '-' (stdin)", ErrRepeatedInput)
 			}
 			files = append(files, File{Path: n, Arg: arg, format: formatOf(n)})
 			continue
@@ -67,7 +70,7 @@ func Expand(args []string) ([]File, error) {
 				if err != nil || mi.IsDir() {
 					continue
 				}
-				files = append(files, File{Path: m, format: formatOf(m), Arg: arg, Listed: true, Regular: mi.Mode().IsRegular()})
+				files = append(files, File{Path: m, format: formatOf(m), Arg: arg, Listed: true, Regular: mi.Mode().IsRegular(), info: mi})
 				found++
 			}
 			if found == 0 {
@@ -79,7 +82,7 @@ func Expand(args []string) ([]File, error) {
 			return nil, err
 		}
 		if !fi.IsDir() {
-			files = append(files, File{Path: n, format: formatOf(n), Arg: arg, Regular: fi.Mode().IsRegular()})
+			files = append(files, File{Path: n, format: formatOf(n), Arg: arg, Regular: fi.Mode().IsRegular(), info: fi})
 			continue
 		}
 		var found []string
@@ -110,8 +113,11 @@ func Expand(args []string) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, File{Path: p, format: formatOf(p), Arg: arg, Listed: true, Regular: fi.Mode().IsRegular()})
+			files = append(files, File{Path: p, format: formatOf(p), Arg: arg, Listed: true, Regular: fi.Mode().IsRegular(), info: fi})
 		}
+	}
+	if err := checkRepeats(args, files); err != nil {
+		return nil, err
 	}
 	for _, f := range files {
 		if f.format.Open != nil && !f.Regular {
@@ -120,4 +126,55 @@ func Expand(args []string) ([]File, error) {
 		}
 	}
 	return files, nil
+}
+
+// ErrRepeatedInput reports an input file that the arguments name more than
+// once: reading it twice would publish each of its URLs twice.
+var ErrRepeatedInput = errors.New("input given more than once")
+
+// checkRepeats returns an error naming the first file of files that is also
+// an earlier one: the same cleaned absolute path, or the same file by
+// os.SameFile (a symbolic or hard link, /dev/stdin and /dev/fd/0, ...).
+func checkRepeats(args []string, files []File) error {
+	type kind struct {
+		mode os.FileMode
+		size int64
+	}
+	paths := make(map[string]int, len(files))
+	alike := make(map[kind][]int, len(files)) // SameFile candidates: same type and size
+	for i, f := range files {
+		if f.info == nil { // "-": checked on its own
+			continue
+		}
+		prev := -1
+		if abs, err := filepath.Abs(f.Path); err == nil {
+			if j, ok := paths[abs]; ok {
+				prev = j
+			} else {
+				paths[abs] = i
+			}
+		}
+		k := kind{f.info.Mode().Type(), f.info.Size()}
+		for _, j := range alike[k] {
+			if prev >= 0 {
+				break
+			}
+			if os.SameFile(files[j].info, f.info) {
+				prev = j
+			}
+		}
+		if prev >= 0 {
+			return fmt.Errorf("%w: %s is the same file as %s; name each file once", ErrRepeatedInput, files[i].describe(args), files[prev].describe(args))
+		}
+		alike[k] = append(alike[k], i)
+	}
+	return nil
+}
+
+// describe names f and the argument it came from, for messages.
+func (f *File) describe(args []string) string {
+	if f.Listed {
+		return fmt.Sprintf("%q (found by argument %d, %q)", f.Path, f.Arg+1, args[f.Arg])
+	}
+	return fmt.Sprintf("%q (argument %d)", f.Path, f.Arg+1)
 }

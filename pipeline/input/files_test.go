@@ -145,3 +145,73 @@ func TestFIFOWithoutWriterHonoursCancel(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestExpandRepeats: a file reached twice, by any route, is refused naming
+// both routes; distinct files alike in size and kind are not.
+func TestExpandRepeats(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.csv", "loc\nhttps://www.example.com/a\n")
+	b := write("b.csv", "loc\nhttps://www.example.com/b\n") // same size as a
+	pq := write("export/part-0.parquet", "PAR1")
+	write("export/part-1.parquet", "PAR1")
+	if err := os.Symlink(a, filepath.Join(dir, "sym.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a, filepath.Join(dir, "hard.csv")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f1.csv", "f2.csv"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, err := filepath.Rel(mustGetwd(t), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string // "": no error
+	}{
+		{[]string{a, b, pq, filepath.Join(dir, "f1.csv"), filepath.Join(dir, "f2.csv"), "-"}, ""},
+		{[]string{a, a}, fmt.Sprintf("%q (argument 2) is the same file as %q (argument 1)", a, a)},
+		{[]string{a, rel}, fmt.Sprintf("%q (argument 2) is the same file as %q (argument 1)", rel, a)},
+		{[]string{b, dir + "/./a.csv", dir + "/export/../a.csv"}, fmt.Sprintf("%q (argument 3) is the same file as %q (argument 2)", dir+"/export/../a.csv", dir+"/./a.csv")},
+		{[]string{pq, filepath.Join(dir, "export")}, fmt.Sprintf("%q (found by argument 2, %q) is the same file as %q (argument 1)", pq, filepath.Join(dir, "export"), pq)},
+		{[]string{filepath.Join(dir, "export/*.parquet"), pq}, fmt.Sprintf("%q (argument 2) is the same file as %q (found by argument 1, %q)", pq, pq, filepath.Join(dir, "export/*.parquet"))},
+		{[]string{a, filepath.Join(dir, "sym.csv")}, "sym.csv\" (argument 2) is the same file as"},
+		{[]string{filepath.Join(dir, "hard.csv"), b, a}, "a.csv\" (argument 3) is the same file as \"" + filepath.Join(dir, "hard.csv")},
+		{[]string{filepath.Join(dir, "f1.csv"), filepath.Join(dir, "f1.csv")}, "f1.csv\" (argument 2)"},
+		{[]string{"-", a, "-"}, "input given more than once: '-' (stdin)"},
+	} {
+		_, err := input.Expand(tt.args)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tt.args, err)
+			}
+			continue
+		}
+		if !errors.Is(err, input.ErrRepeatedInput) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v\nwant input.ErrRepeatedInput saying …%s…", tt.args, err, tt.want)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

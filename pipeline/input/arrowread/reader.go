@@ -119,6 +119,10 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 		have[i] = f.Name
 	}
 	m, merr := opt.Map(have)
+	if errors.Is(merr, input.ErrDuplicateColumn) {
+		ar.Close()
+		return nil, fmt.Errorf("%s: %w", source, merr)
+	}
 	for c := range input.NumColumns {
 		ar.cols[c] = -1
 		i := m.Index[c]

@@ -26,8 +26,9 @@ import (
 //   - For a quoted field still open at the end of the input, the error points
 //     at the field's opening quote (the place to fix), where encoding/csv
 //     points at the end of the input: that position is not compared.
-//   - Records longer than MaxRecordBytes are an error (encoding/csv has no
-//     limit); fuzz inputs are far smaller.
+//   - A data record longer than MaxRecordBytes is a rejected row keeping
+//     the first bytes of its loc (encoding/csv has no limit); a header that
+//     long is an error. Check 4 lowers the limit to fuzzLimit bytes.
 //   - Error kinds: ErrQuote stands for both encoding/csv's ErrBareQuote and
 //     ErrQuote.
 //
@@ -40,6 +41,7 @@ import (
 //  2. data alone: the first record decides header or headerless list; the
 //     expected mapping is derived from the oracle's first record.
 //  3. data in Lines mode, against a split on \n.
+//  4. checks 2 and 3 with records limited to fuzzLimit bytes.
 func FuzzCSVScanner(f *testing.F) {
 	for _, s := range []string{
 		"https://a/,2024-01-01,daily,0.5\n",
@@ -60,6 +62,12 @@ func FuzzCSVScanner(f *testing.F) {
 		"x,\"\"\"\",\"\n\"\"\"\n",
 		"https://a/,\"x\"\n\"y\n",
 		"url\nhttps://a/\n",
+		"loc,loc\nhttps://a/,https://b/\n",
+		"LOC,loc, Loc\nhttps://a/,https://b/\n",
+		"loc\nhttps://a/\n\"https://b/" + strings.Repeat("\"\"\r\n", 20) + "\",x\nhttps://c/\n",
+		"https://b/" + strings.Repeat("é", 40) + ",1\r\n\n/c",
+		"lastmod,loc\n" + strings.Repeat("1", 70) + ",/b\n" + strings.Repeat("2", 70) + "\"\n",
+		"    " + strings.Repeat(" ", 60) + "https://a/\n",
 	} {
 		for _, chunk := range []uint16{0, 1, 3, 17} {
 			f.Add([]byte(s), chunk, uint8(chunk%3))
@@ -97,9 +105,11 @@ func FuzzCSVScanner(f *testing.F) {
 		want = want[:0]
 		var wantErr error = oerr
 		if len(recs) > 0 {
-			cols, isHeader := mapOracle(recs[0])
+			cols, isHeader, dup := mapOracle(recs[0])
 			if isHeader && cols[input.Loc] < 0 {
 				recs, wantErr = nil, input.ErrNoColumn
+			} else if dup {
+				recs, wantErr = nil, input.ErrDuplicateColumn
 			}
 			if isHeader {
 				recs, lines = recs[min(1, len(recs)):], lines[1:]
@@ -110,8 +120,8 @@ func FuzzCSVScanner(f *testing.F) {
 		}
 		got, err = scanAll(t, reader(data), input.Options{}, c)
 		compare(t, "header detection", got, err, want, wantErr)
-		if wantErr == input.ErrNoColumn && !errors.Is(err, input.ErrNoColumn) {
-			t.Fatalf("header detection: error %v, want input.ErrNoColumn", err)
+		if (wantErr == input.ErrNoColumn || wantErr == input.ErrDuplicateColumn) && !errors.Is(err, wantErr) {
+			t.Fatalf("header detection: error %v, want %v", err, wantErr)
 		}
 
 		// 3. Lines mode.
@@ -124,7 +134,111 @@ func FuzzCSVScanner(f *testing.F) {
 		}
 		got, err = scanAll(t, reader(data), input.Options{Lines: true}, c)
 		compare(t, "lines", got, err, want, nil)
+
+		// 4. Records over a limit: rejected rows, the rows after them read.
+		for _, lines := range []bool{false, true} {
+			want, wantErr = limitOracle(body, lines)
+			sc := NewScanner(reader(data), "in.csv", input.Options{Lines: lines})
+			sc.maxRecord = fuzzLimit
+			got, err = scanScanner(t, sc, c)
+			compare(t, fmt.Sprintf("limit, lines %v", lines), got, err, want, wantErr)
+			if wantErr != nil && !errors.Is(err, wantErr) && !errors.Is(wantErr, csv.ErrQuote) && !errors.Is(wantErr, csv.ErrBareQuote) {
+				t.Fatalf("limit, lines %v: error %v, want %v", lines, err, wantErr)
+			}
+		}
 	})
+}
+
+// fuzzLimit is the record limit of check 4; its rows keep the first
+// fuzzLimit-cutMark bytes of a long record's loc.
+const fuzzLimit = 64
+
+// limitOracle is what check 4 expects for body (without a BOM): the rows of
+// check 2 (or 3, in Lines mode), but a record over fuzzLimit bytes, line end
+// included, as the scanner's rejected row.
+func limitOracle(body []byte, lines bool) (want []string, err error) {
+	type rec struct {
+		fields      []string
+		line        int
+		start, next int // the record's bytes, line end included
+	}
+	var recs []rec
+	// skip returns the position after the empty lines at p.
+	skip := func(p int) int {
+		for p < len(body) {
+			switch {
+			case body[p] == '\n':
+				p++
+			case body[p] == '\r' && (p+1 == len(body) || body[p+1] == '\n'):
+				p++
+			default:
+				return p
+			}
+		}
+		return p
+	}
+	if lines {
+		p := 0
+		for i, l := range bytes.SplitAfter(body, []byte{'\n'}) {
+			if t := bytes.TrimSuffix(bytes.TrimSuffix(l, []byte{'\n'}), []byte{'\r'}); len(t) > 0 {
+				recs = append(recs, rec{fields: []string{string(t)}, line: i + 1, start: p, next: p + len(l)})
+			}
+			p += len(l)
+		}
+	} else {
+		r := csv.NewReader(bytes.NewReader(body))
+		r.FieldsPerRecord = -1
+		for {
+			start := skip(int(r.InputOffset()))
+			fields, rerr := r.Read()
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			line, _ := r.FieldPos(0)
+			recs = append(recs, rec{fields: fields, line: line, start: start, next: int(r.InputOffset())})
+		}
+	}
+	cols := [input.NumColumns]int{0, -1, -1, -1}
+	if !lines && len(recs) > 0 {
+		var isHeader, dup bool
+		cols, isHeader, dup = mapOracle(recs[0].fields)
+		if isHeader {
+			switch {
+			case recs[0].next-recs[0].start > fuzzLimit:
+				return nil, ErrRecordTooLong
+			case cols[input.Loc] < 0:
+				return nil, input.ErrNoColumn
+			case dup:
+				return nil, input.ErrDuplicateColumn
+			}
+			recs = recs[1:]
+		}
+	}
+	keep := fuzzLimit - cutMark
+	for _, r := range recs {
+		if r.next-r.start <= fuzzLimit {
+			want = append(want, oracleRow(r.line, r.fields, cols))
+			continue
+		}
+		var loc string
+		if k := cols[input.Loc]; k < len(r.fields) {
+			loc = r.fields[k]
+		}
+		reason := "record_too_long"
+		if len(loc) >= locTooLong {
+			reason = "loc_too_long"
+		}
+		if len(loc) > keep {
+			v := []byte(loc[:keep])
+			loc = fmt.Sprintf("%s…[cut: %d bytes]", v[:runeStart(v)], len(loc))
+		}
+		want = append(want, fmt.Sprintf("%d %q nil nil nil !%s", r.line, loc, reason))
+	}
+	return want, err
 }
 
 // oracle reads in with encoding/csv: the records before the first error, the
@@ -146,22 +260,35 @@ func oracle(in []byte) (recs [][]string, lines []int, err error) {
 	}
 }
 
-// mapOracle is the header rule, written independently of the scanner's.
-func mapOracle(first []string) (cols [input.NumColumns]int, isHeader bool) {
+// mapOracle is the header rule, written independently of the scanner's:
+// a column named exactly (spaces trimmed), else case-insensitively; dup
+// reports a name that two columns match by the rule that chose one.
+func mapOracle(first []string) (cols [input.NumColumns]int, isHeader, dup bool) {
 	f := strings.ToLower(strings.TrimLeft(first[0], " \t"))
 	if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
-		return [input.NumColumns]int{0, 1, 2, 3}, false
+		return [input.NumColumns]int{0, 1, 2, 3}, false, false
 	}
 	for c, name := range []string{"loc", "lastmod", "changefreq", "priority"} {
-		cols[c] = -1
+		var exact, fold []int
 		for k, h := range first {
-			if strings.ToLower(strings.TrimSpace(h)) == name {
-				cols[c] = k
-				break
+			h = strings.TrimSpace(h)
+			if h == name {
+				exact = append(exact, k)
+			}
+			if strings.ToLower(h) == name {
+				fold = append(fold, k)
 			}
 		}
+		if len(exact) == 0 {
+			exact = fold
+		}
+		cols[c] = -1
+		if len(exact) > 0 {
+			cols[c] = exact[0]
+		}
+		dup = dup || len(exact) > 1
 	}
-	return cols, true
+	return cols, true, dup
 }
 
 // oracleRow renders an oracle record as fmtRow renders a row.

@@ -14,7 +14,9 @@ import (
 )
 
 // MaxRecordBytes caps one input record (a CSV record or a line, line end
-// included). A longer record is an error, not an unbounded buffer.
+// included): the scanner buffers a record whole, up to this size. A longer
+// record is read on to its end without being kept and handed out as a
+// rejected row (see Fill); a longer header is an error.
 const MaxRecordBytes = 16 << 20
 
 // Errors of the CSV scanner. They reach the caller wrapped in a *ParseError,
@@ -23,8 +25,12 @@ var (
 	// ErrQuote: a bare " in a non-quoted field, an extraneous or missing "
 	// in a quoted field, or a quoted field still open at the end of the input.
 	ErrQuote = errors.New("bad CSV quoting")
-	// ErrRecordTooLong: a record longer than MaxRecordBytes.
+	// ErrRecordTooLong: a header record longer than MaxRecordBytes (a
+	// longer data record is a rejected row, not an error).
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
+
+	// errLong: parse found a record longer than s.maxRecord at pos.
+	errLong = errors.New("long record")
 
 	errImageList     = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the image columns image:1, image:2, …", input.ErrColumnType, "images")
 	errAlternateList = fmt.Errorf("%w: an %q column is a list, which CSV cannot hold: name the alternate columns alternate:<hreflang> (and media-alternate)", input.ErrColumnType, "alternates")
@@ -87,6 +93,8 @@ type Scanner struct {
 	header    []string              // the header's names (nil: headerless)
 	ext       []encode.ExtColumn
 	extField  []int // field index of each extension column
+
+	long longRecord // reads a record longer than maxRecord
 }
 
 // NewScanner returns a scanner that reads r, an input named source.
@@ -119,10 +127,17 @@ func (s *Scanner) Header() []string { return s.header }
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = source) until
 // about chunk bytes of input are in b.Buf (chunk <= 0: input.DefaultChunk). b holds
 // whole records only: the partial record at the end is kept for the next
-// Fill. A record longer than chunk makes b.Buf grow, up to MaxRecordBytes
-// (then ErrRecordTooLong). Every view in b.Fields points into b.Buf and stays
+// Fill. A record longer than chunk makes b.Buf grow, up to MaxRecordBytes.
+// Every view in b.Fields points into b.Buf and stays
 // valid while b is not reset; b.Buf is reallocated only while b holds no rows.
 // b.Fields[c][i] is nil when row i has no field for column c.
+//
+// A data record longer than MaxRecordBytes is read on to its end (quoted
+// newlines included) in small reads, keeping only the first bytes of its loc,
+// and ends b as a row listed in b.Rejected: encode.TooLong when its loc is
+// 2,048 bytes or more, else encode.RecordTooLong. Its loc view holds at most
+// maxKeep bytes of the loc and, when cut, "…[cut: N bytes]" with the loc's
+// length. A header that long is ErrRecordTooLong.
 //
 // Fill returns io.EOF when the input is exhausted and it added no rows to b;
 // otherwise nil or an error: a *ParseError for bad input (b then holds the
@@ -161,6 +176,13 @@ func (s *Scanner) Fill(b *input.Batch, chunk int) error {
 		var more bool
 		var err error
 		pos, more, err = s.parse(b, pos)
+		if err == errLong {
+			if err := s.readLong(b, pos); err != nil {
+				b.Buf = b.Buf[:pos]
+				return s.fail(err)
+			}
+			return nil
+		}
 		if err != nil {
 			b.Buf = b.Buf[:pos]
 			return s.fail(err)
@@ -183,12 +205,18 @@ func (s *Scanner) Fill(b *input.Batch, chunk int) error {
 			pos = start
 			continue
 		}
-		// One record is larger than the window: widen it.
+		// One record is larger than the window: widen it, up to one byte
+		// past the limit (a record of exactly maxRecord bytes at the end of
+		// the input fits: only that byte, or io.EOF, tells).
 		w := limit - start
-		if w >= s.maxRecord { // parse reports this first; kept as a guard
+		if w > s.maxRecord { // parse reports this first; kept as a guard
 			return s.fail(&ParseError{Source: s.source, Line: s.line, Err: ErrRecordTooLong})
 		}
-		limit = start + min(max(2*w, 64), s.maxRecord)
+		w = max(2*w, 64)
+		if w >= s.maxRecord {
+			w = s.maxRecord + 1
+		}
+		limit = start + w
 		if limit > cap(b.Buf) {
 			if rows0 > 0 {
 				s.carry = append(s.carry, b.Buf[pos:]...)
@@ -298,8 +326,8 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 			return pos, false, err
 		}
 		if more {
-			if rend-pos >= s.maxRecord {
-				return pos, false, &ParseError{Source: s.source, Line: s.line, Err: ErrRecordTooLong}
+			if end-pos > s.maxRecord {
+				return pos, false, errLong
 			}
 			return pos, true, nil
 		}
@@ -550,8 +578,7 @@ func (s *Scanner) errAt(buf []byte, p, at int, err error) error {
 func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	s.mapped = true
 	if looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
-		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3}
-		s.nfield = int(input.NumColumns)
+		s.mapHeadless()
 		return false, nil
 	}
 	s.header = make([]string, len(s.spans)/2)
@@ -586,6 +613,13 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 		return true, &ParseError{Source: s.source, Line: s.line, Err: merr}
 	}
 	return true, nil
+}
+
+// mapHeadless maps the columns of a headerless list: by position.
+func (s *Scanner) mapHeadless() {
+	s.mapped = true
+	s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3}
+	s.nfield = int(input.NumColumns)
 }
 
 // listError is the error for a list column in a CSV header, or nil.

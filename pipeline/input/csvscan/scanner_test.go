@@ -34,7 +34,13 @@ func fmtRow(b *input.Batch, i int) string {
 // while later batches were filled. It checks the batches' invariants too.
 func scanAll(t testing.TB, r io.Reader, opt input.Options, chunk int) ([]string, error) {
 	t.Helper()
-	sc := NewScanner(r, "in.csv", opt)
+	return scanScanner(t, NewScanner(r, "in.csv", opt), chunk)
+}
+
+// scanScanner is scanAll with a scanner of the caller's. A row the scanner
+// rejected itself is rendered with " !reason" at the end.
+func scanScanner(t testing.TB, sc *Scanner, chunk int) ([]string, error) {
+	t.Helper()
 	var batches []*input.Batch
 	var err error
 	for {
@@ -70,8 +76,19 @@ func scanAll(t testing.TB, r io.Reader, opt input.Options, chunk int) ([]string,
 			}
 		}
 		checkViewsInBuf(t, b)
+		rejected := b.Rejected
+		for k, rj := range rejected {
+			if rj.Row < 0 || rj.Row >= b.Len() || k > 0 && rj.Row <= rejected[k-1].Row {
+				t.Fatalf("b.Rejected = %v with %d rows: not rows in order", rejected, b.Len())
+			}
+		}
 		for i := range b.Line {
-			rows = append(rows, fmtRow(b, i))
+			row := fmtRow(b, i)
+			if len(rejected) > 0 && rejected[0].Row == i {
+				row += " !" + rejected[0].Reason.String()
+				rejected = rejected[1:]
+			}
+			rows = append(rows, row)
 		}
 		n += int64(b.Len())
 	}
@@ -133,8 +150,9 @@ var csvCases = []csvCase{
 	{name: "two columns mapped to one header field", in: "loc,d\nhttps://a/,2024\n",
 		opt:  input.Options{Columns: [input.NumColumns]string{input.Lastmod: "d", input.Changefreq: "d"}},
 		want: []string{`2 "https://a/" "2024" "2024" nil`}},
-	{name: "duplicate header names: first wins", in: "loc,lastmod,loc,lastmod\nhttps://a/,1,https://b/,2\n",
-		want: []string{`2 "https://a/" "1" nil nil`}},
+	{name: "duplicate header names refused", in: "loc,lastmod,loc,lastmod\nhttps://a/,1,https://b/,2\n",
+		err: input.ErrDuplicateColumn, pos: "1"},
+	{name: "duplicate unmapped names", in: "x,loc,x\n1,https://a/,2\n", want: []string{`2 "https://a/" nil nil nil`}},
 	{name: "headerless", in: "https://a/\nhttp://b/,2024\n/c,2024,daily,0.3,extra\n",
 		want: []string{`1 "https://a/" nil nil nil`, `2 "http://b/" "2024" nil nil`, `3 "/c" "2024" "daily" "0.3"`}},
 	{name: "headerless upper case scheme", in: "HTTPS://A/,2024\n", want: []string{`1 "HTTPS://A/" "2024" nil nil`}},
@@ -432,42 +450,6 @@ func TestCSVScannerAppend(t *testing.T) {
 	}
 }
 
-func TestCSVScannerRecordCap(t *testing.T) {
-	for _, lines := range []bool{false, true} {
-		in := "loc\nhttps://a/\n" + "https://" + strings.Repeat("b", 60) + "\nhttps://c/\n"
-		for _, chunk := range []int{1, 7, 64, 1000} {
-			sc := NewScanner(strings.NewReader(in), "in.csv", input.Options{Lines: lines})
-			sc.maxRecord = 64
-			var rows int
-			var err error
-			for err == nil {
-				var b input.Batch
-				err = sc.Fill(&b, chunk)
-				rows += b.Len()
-			}
-			var pe *ParseError
-			wantLine, wantRows := int64(3), 1
-			if lines {
-				wantRows = 2 // the "loc" line
-			}
-			if !errors.Is(err, ErrRecordTooLong) || !errors.As(err, &pe) || pe.Line != wantLine || rows != wantRows {
-				t.Fatalf("lines %v chunk %d: %v after %d rows", lines, chunk, err, rows)
-			}
-			if cap(sc.carry) > 2*64+chunk {
-				t.Fatalf("carry grew to %d", cap(sc.carry))
-			}
-		}
-		// 63 bytes and a newline fit.
-		in = "loc\n" + strings.Repeat("b", 63) + "\n"
-		sc := NewScanner(strings.NewReader(in), "in.csv", input.Options{Lines: lines})
-		sc.maxRecord = 64
-		var b input.Batch
-		if err := sc.Fill(&b, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestCSVScannerRecordCap16MiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 50 MiB")
@@ -485,20 +467,21 @@ func TestCSVScannerRecordCap16MiB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(b.Rejected) != 0 {
+			t.Fatalf("rejected %v", b.Rejected)
+		}
 		n += b.Len()
 	}
 	if n != 3 {
 		t.Fatalf("%d rows", n)
 	}
-	// One more byte: too long, also when the chunk would hold it.
+	// One more byte: a rejected row, also when the chunk would hold it.
 	for _, chunk := range []int{1 << 10, 32 << 20} {
 		sc = NewScanner(strings.NewReader("loc\n/\n"+long+"\n/\n"), "in.csv", input.Options{})
-		var err error
-		for err == nil {
-			err = sc.Fill(new(input.Batch), chunk)
-		}
-		if !errors.Is(err, ErrRecordTooLong) || !strings.HasPrefix(err.Error(), "in.csv:3: ") {
-			t.Fatalf("chunk %d: %v", chunk, err)
+		rows, err := scanScanner(t, sc, chunk)
+		want := []string{`2 "/" nil nil nil`, `3 "` + long[:maxKeep] + `…[cut: 16777216 bytes]" nil nil nil !loc_too_long`, `4 "/" nil nil nil`}
+		if err != nil || strings.Join(rows, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("chunk %d: %v, %d rows", chunk, err, len(rows))
 		}
 	}
 }
@@ -551,5 +534,26 @@ func TestParseError(t *testing.T) {
 	e = &ParseError{Source: "a.csv", Line: 3, Err: ErrRecordTooLong}
 	if e.Error() != "a.csv:3: record longer than 16 MiB" || !errors.Is(e, ErrRecordTooLong) {
 		t.Fatal(e)
+	}
+}
+
+// TestCSVScannerDuplicateColumn: a header naming a mapped column twice is
+// refused, naming the file, the line and both columns; an unmapped column
+// may repeat.
+func TestCSVScannerDuplicateColumn(t *testing.T) {
+	for in, want := range map[string]string{
+		"loc,loc\nhttps://a/,https://b/\n":      `in.csv:1: duplicate column: columns 1 ("loc") and 2 ("loc") both match the loc column name "loc"`,
+		"\n\nLoc,lastmod,LOC\nhttps://a/,,\n":   `in.csv:3: duplicate column: columns 1 ("Loc") and 3 ("LOC") both match the loc column name "loc"`,
+		"loc,lastmod,lastmod\nhttps://a/,1,2\n": `in.csv:1: duplicate column: columns 2 ("lastmod") and 3 ("lastmod") both match the lastmod column name "lastmod"`,
+	} {
+		_, err := scanAll(t, strings.NewReader(in), input.Options{}, 0)
+		var pe *ParseError
+		if !errors.Is(err, input.ErrDuplicateColumn) || !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v\nwant %s…", in, err, want)
+		}
+	}
+	rows, err := scanAll(t, strings.NewReader("x,loc,x\n1,https://a/,2\n"), input.Options{}, 0)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("unmapped duplicate: %v, %q", err, rows)
 	}
 }

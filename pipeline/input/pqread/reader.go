@@ -171,6 +171,9 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 	}
 	top := pf.Root().Columns()
 	m, merr := opt.Map(columnNames(top))
+	if errors.Is(merr, input.ErrDuplicateColumn) {
+		return nil, fmt.Errorf("%s: %w", source, merr)
+	}
 	for c := range input.NumColumns {
 		if m.Index[c] < 0 {
 			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {

@@ -1,0 +1,50 @@
+package input_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+)
+
+func TestMap(t *testing.T) {
+	tests := []struct {
+		have    []string
+		columns [input.NumColumns]string // Options.Columns
+		want    [input.NumColumns]int    // the mapping, when no error
+		err     error
+		msg     string // the error's text, when err is set
+	}{
+		{have: []string{"loc"}, want: [...]int{0, -1, -1, -1}},
+		{have: []string{"priority", " LOC ", "lastmod", "x", "changefreq"}, want: [...]int{1, 2, 4, 0}},
+		{have: []string{"LOC", "loc"}, want: [...]int{1, -1, -1, -1}},              // exact wins: no guess
+		{have: []string{"loc", "x", "x", "lastmod"}, want: [...]int{0, 3, -1, -1}}, // unmapped columns may repeat
+		{have: []string{"url", "Url"}, columns: [input.NumColumns]string{"URL"}, want: [...]int{-1, -1, -1, -1}, err: input.ErrDuplicateColumn,
+			msg: `duplicate column: columns 1 ("url") and 2 ("Url") both match the loc column name "URL"; rename or drop one, or map another with --loc-column`},
+		{have: []string{"loc", "lastmod", "loc"}, err: input.ErrDuplicateColumn,
+			msg: `duplicate column: columns 1 ("loc") and 3 ("loc") both match the loc column name "loc"; rename or drop one, or map another with --loc-column`},
+		{have: []string{"loc", " loc"}, err: input.ErrDuplicateColumn},
+		{have: []string{"Loc", "LOC"}, err: input.ErrDuplicateColumn},
+		{have: []string{"loc", "LastMod", "lastmod", "lastmod"}, err: input.ErrDuplicateColumn,
+			msg: `duplicate column: columns 3 ("lastmod") and 4 ("lastmod") both match the lastmod column name "lastmod"; rename or drop one, or map another with --lastmod-column`},
+		{have: []string{"loc", "when", "when"}, columns: [input.NumColumns]string{"", "when"}, err: input.ErrDuplicateColumn},
+		{have: []string{"loc", "priority", "Priority"}, err: nil, want: [...]int{0, -1, -1, 1}},
+		{have: []string{"url", "url"}, err: input.ErrNoColumn}, // no loc: that is the error to fix first
+	}
+	for _, tt := range tests {
+		m, err := input.Options{Columns: tt.columns}.Map(tt.have)
+		if tt.err == nil {
+			if err != nil || m.Index != tt.want {
+				t.Errorf("Map(%q) = %v, %v; want %v", tt.have, m.Index, err, tt.want)
+			}
+			continue
+		}
+		if !errors.Is(err, tt.err) {
+			t.Errorf("Map(%q): error %v; want %v", tt.have, err, tt.err)
+			continue
+		}
+		if tt.msg != "" && err.Error() != tt.msg {
+			t.Errorf("Map(%q): error\n%s\nwant\n%s", tt.have, err, tt.msg)
+		}
+	}
+}
