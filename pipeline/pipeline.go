@@ -61,9 +61,13 @@ type Config struct {
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
-	Rejects    io.Writer    // CSV of rejected rows (nil: none)
-	Log        *slog.Logger // nil: discard
-	Progress   *Progress    // live counters (nil: none)
+	// SchemaLocation adds xmlns:xsi and xsi:schemaLocation (sitemap.xsd or
+	// siteindex.xsd, and the schema of each extension namespace declared)
+	// to the start tag of every file; the bytes count in MaxBytes.
+	SchemaLocation bool
+	Rejects        io.Writer    // CSV of rejected rows (nil: none)
+	Log            *slog.Logger // nil: discard
+	Progress       *Progress    // live counters (nil: none)
 
 	// KeepGenerations is how many earlier generations (per the manifest)
 	// stay in place after the switch, so that crawlers that fetched an older
@@ -120,8 +124,9 @@ func (c *Config) Validate() error {
 	if longest >= 2048 {
 		return fmt.Errorf("public URL %s is too long: index <loc>s would reach %d characters (limit 2,047)", c.PublicURL, longest)
 	}
-	if perEntry := longest + len("<sitemap><loc></loc><lastmod>2006-01-02T15:04:05.000000000+00:00</lastmod></sitemap>\n"); c.Fanout*perEntry > 52428800-200 {
-		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-200)/perEntry)
+	frame := len(shard.IndexHeaderOf(c.SchemaLocation)) + len(shard.IndexFooter)
+	if perEntry := longest + len("<sitemap><loc></loc><lastmod>2006-01-02T15:04:05.000000000+00:00</lastmod></sitemap>\n"); c.Fanout*perEntry > 52428800-frame {
+		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-frame)/perEntry)
 	}
 	return nil
 }
@@ -259,7 +264,7 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(input.DefaultChunk)
 	}
-	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces), cfg.Cut)
+	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(r.namespaces, cfg.SchemaLocation), cfg.Cut)
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
@@ -692,7 +697,7 @@ func (r *run) publish(ctx context.Context) error {
 	}
 	res, err := r.tx.Commit(ctx, publish.Set{
 		Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
-		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(),
+		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
 	})
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
 	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted
