@@ -65,7 +65,11 @@ type Config struct {
 	// siteindex.xsd, and the schema of each extension namespace declared)
 	// to the start tag of every file; the bytes count in MaxBytes.
 	SchemaLocation bool
-	Rejects        io.Writer    // CSV of rejected rows (nil: none)
+	Rejects        io.Writer // CSV of rejected rows (nil: none)
+	// HreflangReport receives, as CSV, every hreflang alternate Google
+	// would ignore (see internal/hreflang), when the run's input carries
+	// alternates (nil: counted in Report.Hreflang only).
+	HreflangReport io.Writer
 	Log            *slog.Logger // nil: discard
 	Progress       *Progress    // live counters (nil: none)
 
@@ -164,6 +168,7 @@ type run struct {
 	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
 	depth      int
 	cutter     *shard.Cutter
+	hreflang   *reciprocity // nil: the run lists no alternates
 
 	layout publish.Layout
 	tx     *publish.Tx
@@ -266,6 +271,8 @@ func (r *run) generate(ctx context.Context) error {
 	}
 	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(r.namespaces, cfg.SchemaLocation), cfg.Cut)
 
+	r.hreflang = newReciprocity(r)
+
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
 	toCut := make(chan *Batch, cfg.Workers)
@@ -305,8 +312,14 @@ func (r *run) generate(ctx context.Context) error {
 		close(toCut)
 		return nil
 	})
+	if h := r.hreflang; h != nil {
+		g.Go(func() error { return h.feed(ctx) })
+	}
 	g.Go(func() error {
 		defer close(toCompress)
+		if r.hreflang != nil {
+			defer close(r.hreflang.batches)
+		}
 		return r.cut(ctx, toCut, toCompress)
 	})
 	// pgzip spreads one shard over every core: two compressors, so one
@@ -526,6 +539,18 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 		sorted = newSorter(r.cfg)
 		defer sorted.close()
 	}
+	// The hreflang check takes the ordered batches and recycles them; a
+	// sorted run's entries are added as they are placed, in output order.
+	placeAll := place
+	if h := r.hreflang; h != nil && sorted != nil {
+		var ref uint64
+		placeAll = func(ents *shard.Entries) error {
+			if err := h.addEntries(ents, &ref); err != nil {
+				return err
+			}
+			return place(ents)
+		}
+	}
 	for b := range in {
 		pending[b.Seq%uint64(r.depth)] = b
 		for {
@@ -561,6 +586,10 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 			r.progress.Rejected.Add(int64(len(b.Rejects)))
 			r.times.cut.Add(int64(time.Since(t) - blocked))
 			blocked = 0
+			if r.hreflang != nil && sorted == nil {
+				r.hreflang.batches <- b // it recycles b
+				continue
+			}
 			b.reset()
 			r.free <- b
 		}
@@ -571,7 +600,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Shard
 	}
 	if sorted != nil {
 		t := time.Now()
-		dups, err := sorted.drain(place, func(source string, line int64, loc []byte) error {
+		dups, err := sorted.drain(placeAll, func(source string, line int64, loc []byte) error {
 			reasons[encode.Duplicate]++
 			if rejects != nil {
 				return rejects.write(source, line, encode.Duplicate, loc)

@@ -53,6 +53,7 @@ Flags:
 type generateFlags struct {
 	publicURL, scope, out, name string
 	report, rejects, lastmodTZ  string
+	hreflangReport              string
 	mediaQuery                  string
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
@@ -84,6 +85,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem")
 	fs.StringVar(&f.report, "report", "", "write a JSON run report to this file")
 	fs.StringVar(&f.rejects, "rejects", "", "write every rejected row (source,row,reason,value) to this CSV file")
+	fs.StringVar(&f.hreflangReport, "hreflang-report", "", "write every hreflang alternate Google would ignore across the set (page,hreflang,target,problem,missing) to this CSV file")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
@@ -339,6 +341,22 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 				return fmt.Errorf("--rejects: %w", err)
 			}
 			return nil
+		}
+	}
+	if f.hreflangReport != "" {
+		hf, err := os.Create(f.hreflangReport)
+		if err != nil {
+			closeOut()
+			return cfg, func() error { return nil }, fmt.Errorf("--hreflang-report: %w", err)
+		}
+		cfg.HreflangReport = hf // written and flushed before publishing
+		closeRejects := closeOut
+		closeOut = func() error {
+			err := closeRejects()
+			if cerr := hf.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("--hreflang-report: %w", cerr)
+			}
+			return err
 		}
 	}
 	return cfg, closeOut, nil
