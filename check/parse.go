@@ -58,7 +58,8 @@ type parser struct {
 	ord     uint32
 	entries []entry
 	recs    []record
-	urlLoc  bool // the current <url> has a <loc>
+	urlLoc  bool      // the current <url> has a <loc>
+	page    pageLinks // the current <url>'s loc and hreflang alternates
 
 	nentries int    // index entries, also past maxEntries
 	encoding string // HTTP Content-Encoding of the body: "gzip" or ""
@@ -377,6 +378,10 @@ func (p *parser) start(t xml.StartElement) bool {
 			p.urls++
 			p.ord++
 			p.urlLoc = false
+			p.page.reset()
+		}
+		if f.e.ns == NSXHTML && f.e.local == "link" {
+			p.page.link(t.Attr)
 		}
 	}
 	p.stack = append(p.stack, f)
@@ -519,6 +524,11 @@ func (p *parser) end(t xml.EndElement) bool {
 	}
 	if e := f.e; e != nil {
 		p.finish(&f, e)
+		if e.role == roleURL {
+			if err := p.page.add(p.c.hreflang, hreflangRef(p.file, f.line)); err != nil {
+				p.problem(f.line, CodeUnreadable, err.Error(), "")
+			}
+		}
 	}
 	p.stack = p.stack[:len(p.stack)-1]
 	p.ns = p.ns[:f.nsCount]
@@ -569,7 +579,9 @@ func (p *parser) finish(f *frame, e *elem) {
 	switch e.role {
 	case roleURLLoc:
 		p.urlLoc = true
-		p.checkLoc(p.enc, trimXML(text), f.line, true)
+		if p.checkLoc(p.enc, trimXML(text), f.line, true) {
+			p.page.loc, p.page.hasLoc = append(p.page.loc[:0], trimXML(text)...), true
+		}
 	case roleEntryLoc:
 		s := trimXML(text)
 		if p.checkLoc(p.rawEnc, s, f.line, false) {

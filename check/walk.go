@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/hreflang"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
@@ -28,7 +29,9 @@ type checker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	dupes  *dupes
-	rep    *Report
+	// hreflang checks that alternates are reciprocal across the set.
+	hreflang *hreflang.Checker
+	rep      *Report
 
 	mu       sync.Mutex
 	problems []Problem
@@ -66,6 +69,8 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 	defer c.cancel()
 	c.qcond = sync.NewCond(&c.qmu)
 	c.dupes = newDupes(opt.TempDir, opt.RunRecords, opt.Workers)
+	c.hreflang = hreflang.New(hreflang.Options{TempDir: opt.TempDir, Normalize: true})
+	defer c.hreflang.Close()
 	c.rep = &Report{Root: root, ByCode: map[Code]int{}, Limits: map[string]int{
 		"max_urls": opt.MaxURLs, "max_bytes": opt.MaxBytes, "max_entries": opt.MaxEntries, "max_depth": opt.MaxDepth}}
 	if opt.PublicURL != nil {
@@ -86,6 +91,9 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 			c.orphans(root)
 		}
 		err = c.duplicates()
+		if herr := c.reciprocity(); err == nil {
+			err = herr
+		}
 	} else {
 		c.dupes.close()
 	}

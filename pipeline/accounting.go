@@ -56,11 +56,12 @@ type Report struct {
 	Unfinished        int64              `json:"unfinished"` // rows read but not yet encoded or rejected when the run failed
 	Warnings          Counts             `json:"warnings"`
 	Shards            int                `json:"shards"`
-	ShardsNew         int                `json:"shards_new"`       // not in the published set
-	ShardsUnchanged   int                `json:"shards_unchanged"` // in it, same bytes
-	ShardsRemoved     int                `json:"shards_removed"`   // only in the published set
-	RobotsChanged     bool               `json:"robots_changed"`   // the Sitemap: lines differ from the published ones
-	Sort              *SortReport        `json:"sort,omitempty"`   // --sort / --dedup only
+	ShardsNew         int                `json:"shards_new"`         // not in the published set
+	ShardsUnchanged   int                `json:"shards_unchanged"`   // in it, same bytes
+	ShardsRemoved     int                `json:"shards_removed"`     // only in the published set
+	RobotsChanged     bool               `json:"robots_changed"`     // the Sitemap: lines differ from the published ones
+	Sort              *SortReport        `json:"sort,omitempty"`     // --sort / --dedup only
+	Hreflang          *HreflangReport    `json:"hreflang,omitempty"` // runs whose input carries hreflang alternates
 	Indexes           int                `json:"indexes"`
 	GzipLevel         int                `json:"gzip_level"`
 	BytesUncompressed int64              `json:"bytes_uncompressed"`

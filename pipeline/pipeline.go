@@ -61,9 +61,17 @@ type Config struct {
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
-	Rejects    io.Writer    // CSV of rejected rows (nil: none)
-	Log        *slog.Logger // nil: discard
-	Progress   *Progress    // live counters (nil: none)
+	// SchemaLocation adds xmlns:xsi and xsi:schemaLocation (sitemap.xsd or
+	// siteindex.xsd, and the schema of each extension namespace declared)
+	// to the start tag of every file; the bytes count in MaxBytes.
+	SchemaLocation bool
+	Rejects        io.Writer // CSV of rejected rows (nil: none)
+	// HreflangReport receives, as CSV, every hreflang alternate Google
+	// would ignore (see internal/hreflang), when the run's input carries
+	// alternates (nil: counted in Report.Hreflang only).
+	HreflangReport io.Writer
+	Log            *slog.Logger // nil: discard
+	Progress       *Progress    // live counters (nil: none)
 
 	// KeepGenerations is how many earlier generations (per the manifest)
 	// stay in place after the switch, so that crawlers that fetched an older
@@ -120,8 +128,9 @@ func (c *Config) Validate() error {
 	if longest >= 2048 {
 		return fmt.Errorf("public URL %s is too long: index <loc>s would reach %d characters (limit 2,047)", c.PublicURL, longest)
 	}
-	if perEntry := longest + len("<sitemap><loc></loc><lastmod>2006-01-02T15:04:05.000000000+00:00</lastmod></sitemap>\n"); c.Fanout*perEntry > 52428800-200 {
-		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-200)/perEntry)
+	frame := len(shard.IndexHeaderOf(c.SchemaLocation)) + len(shard.IndexFooter)
+	if perEntry := longest + len("<sitemap><loc></loc><lastmod>2006-01-02T15:04:05.000000000+00:00</lastmod></sitemap>\n"); c.Fanout*perEntry > 52428800-frame {
+		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-frame)/perEntry)
 	}
 	return nil
 }
@@ -159,6 +168,7 @@ type run struct {
 	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
 	depth      int
 	cutter     *shard.Cutter
+	hreflang   *reciprocity // nil: the run lists no alternates
 
 	layout publish.Layout
 	tx     *publish.Tx
@@ -259,7 +269,9 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(input.DefaultChunk)
 	}
-	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeader(r.namespaces), cfg.Cut)
+	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(r.namespaces, cfg.SchemaLocation), cfg.Cut)
+
+	r.hreflang = newReciprocity(r)
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
@@ -300,8 +312,14 @@ func (r *run) generate(ctx context.Context) error {
 		close(toCut)
 		return nil
 	})
+	if h := r.hreflang; h != nil {
+		g.Go(func() error { return h.feed(ctx) })
+	}
 	g.Go(func() error {
 		defer close(toCompress)
+		if r.hreflang != nil {
+			defer close(r.hreflang.batches)
+		}
 		return r.cut(ctx, toCut, toCompress)
 	})
 	// pgzip spreads one shard over every core: two compressors, so one
@@ -525,6 +543,18 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 		sorted = newSorter(r.cfg)
 		defer sorted.close()
 	}
+	// The hreflang check takes the ordered batches and recycles them; a
+	// sorted run's entries are added as they are placed, in output order.
+	placeAll := place
+	if h := r.hreflang; h != nil && sorted != nil {
+		var ref uint64
+		placeAll = func(ents *shard.Entries) error {
+			if err := h.addEntries(ents, &ref); err != nil {
+				return err
+			}
+			return place(ents)
+		}
+	}
 	for b := range in {
 		pending[b.Seq%uint64(r.depth)] = b
 		for {
@@ -560,6 +590,10 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 			r.progress.Rejected.Add(int64(len(b.Rejects)))
 			r.times.cut.Add(int64(time.Since(t) - blocked))
 			blocked = 0
+			if r.hreflang != nil && sorted == nil {
+				r.hreflang.batches <- b // it recycles b
+				continue
+			}
 			b.reset()
 			r.free <- b
 		}
@@ -570,7 +604,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 	}
 	if sorted != nil {
 		t := time.Now()
-		dups, err := sorted.drain(place, func(source string, line int64, loc []byte) error {
+		dups, err := sorted.drain(placeAll, func(source string, line int64, loc []byte) error {
 			reasons[encode.Duplicate]++
 			if rejects != nil {
 				return rejects.write(source, line, encode.Duplicate, loc)
@@ -696,7 +730,7 @@ func (r *run) publish(ctx context.Context) error {
 	}
 	res, err := r.tx.Commit(ctx, publish.Set{
 		Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
-		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(),
+		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
 	})
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
 	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted

@@ -329,6 +329,9 @@ type Set struct {
 	Rejected int64
 	Fanout   int    // entries per index
 	Base     string // the public folder URL, normalised, ending in '/'
+	// SchemaLocation: every index declares xmlns:xsi and the
+	// xsi:schemaLocation of siteindex.xsd (shard.IndexHeaderSchema).
+	SchemaLocation bool
 }
 
 // Result is what a Commit put in place; on error, as far as it got.
@@ -417,7 +420,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		return shard.Listed{Name: f.Name, Lastmod: f.Modified}
 	}
 	root := t.layout.Root()
-	indexes, err := shard.Indexes(listed, set.Fanout, set.Base, describe, root)
+	indexes, err := shard.IndexesHeader(listed, set.Fanout, set.Base, shard.IndexHeaderOf(set.SchemaLocation), describe, root)
 	if err != nil {
 		return res, err
 	}

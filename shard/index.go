@@ -53,6 +53,13 @@ var ErrFanout = errors.New("index fanout 1 cannot list more than one sitemap")
 // base, the public folder URL, followed by the names. The result is in
 // publishing order: deepest level first, root last.
 func Indexes(sitemaps []Listed, fanout int, base string, describe func(num int, data []byte) Listed, root string) ([]Index, error) {
+	return IndexesHeader(sitemaps, fanout, base, IndexHeader, describe, root)
+}
+
+// IndexesHeader is Indexes whose files start with header (IndexHeaderOf):
+// with IndexHeaderSchema, every index, root and intermediate, declares the
+// schema location of siteindex.xsd.
+func IndexesHeader(sitemaps []Listed, fanout int, base, header string, describe func(num int, data []byte) Listed, root string) ([]Index, error) {
 	if len(sitemaps) == 0 {
 		return nil, errors.New("no sitemaps to index")
 	}
@@ -68,21 +75,21 @@ func Indexes(sitemaps []Listed, fanout int, base string, describe func(num int, 
 		var next []Listed
 		for i := 0; i < len(level); i += fanout {
 			num++
-			ix := build(level[i:min(i+fanout, len(level))], base, direct)
+			ix := build(level[i:min(i+fanout, len(level))], base, header, direct)
 			ix.Listed = describe(num, ix.Data)
 			out = append(out, ix)
 			next = append(next, ix.Listed)
 		}
 		level, direct = next, false
 	}
-	ix := build(level, base, direct)
+	ix := build(level, base, header, direct)
 	ix.Name = root
 	return append(out, ix), nil
 }
 
-func build(entries []Listed, base string, direct bool) Index {
+func build(entries []Listed, base, header string, direct bool) Index {
 	ix := Index{Direct: direct, Count: len(entries)}
-	b := append([]byte(nil), IndexHeader...)
+	b := append([]byte(nil), header...)
 	escBase := encode.AppendEscaped(nil, []byte(base))
 	for _, e := range entries {
 		b = append(b, "<sitemap><loc>"...)

@@ -53,6 +53,7 @@ Flags:
 type generateFlags struct {
 	publicURL, scope, out, name string
 	report, rejects, lastmodTZ  string
+	hreflangReport              string
 	mediaQuery                  string
 	maxURLs, maxBytes, fanout   int
 	workers, gzipLevel          int
@@ -62,7 +63,7 @@ type generateFlags struct {
 	s3Endpoint, cacheControl, maxShrink string
 	lockTTL                             time.Duration
 	now, cut, tmp                       string
-	sort, dedup                         bool
+	sort, dedup, schemaLocation         bool
 	s3PathStyle, force, dryRun          bool
 	s3PartSize, uploads, keepGens       int
 }
@@ -84,6 +85,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem")
 	fs.StringVar(&f.report, "report", "", "write a JSON run report to this file")
 	fs.StringVar(&f.rejects, "rejects", "", "write every rejected row (source,row,reason,value) to this CSV file")
+	fs.StringVar(&f.hreflangReport, "hreflang-report", "", "write every hreflang alternate Google would ignore across the set (page,hreflang,target,problem,missing) to this CSV file")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
@@ -103,6 +105,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
+	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
 	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
@@ -283,7 +286,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Inputs: inputs, Stdin: stdin, PublicURL: pub, Scope: scope, Name: f.name,
 		MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, Fanout: f.fanout,
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
-		MediaQuery:      f.mediaQuery,
+		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
 		LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
 	}
@@ -343,6 +346,22 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 				return fmt.Errorf("--rejects: %w", err)
 			}
 			return nil
+		}
+	}
+	if f.hreflangReport != "" {
+		hf, err := os.Create(f.hreflangReport)
+		if err != nil {
+			closeOut()
+			return cfg, func() error { return nil }, fmt.Errorf("--hreflang-report: %w", err)
+		}
+		cfg.HreflangReport = hf // written and flushed before publishing
+		closeRejects := closeOut
+		closeOut = func() error {
+			err := closeRejects()
+			if cerr := hf.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("--hreflang-report: %w", cerr)
+			}
+			return err
 		}
 	}
 	return cfg, closeOut, nil
