@@ -82,7 +82,14 @@ func hreflangRef(file uint32, line int) uint64 { return uint64(file)<<32 | uint6
 // has been read.
 func (c *checker) reciprocity() error {
 	names := c.names
+	// A target the check has not seen may be listed by another sitemap of
+	// the site unless the whole set was walked from its index: a single
+	// sitemap, or --no-follow, cannot tell a missing target.
+	partial := c.rep.Indexes == 0 || c.opt.NoFollow
 	_, err := c.hreflang.Finish(func(p *hreflang.Problem) error {
+		if partial && p.Kind == hreflang.TargetMissing {
+			return nil
+		}
 		code := hreflangCodes[p.Kind]
 		file, line := names[p.Ref>>32], int(uint32(p.Ref))
 		var msg string
