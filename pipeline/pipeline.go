@@ -34,6 +34,7 @@ var ErrNoURLs = errors.New("no URLs to publish")
 type Config struct {
 	Inputs    []string      // files in order; "-" is Stdin
 	Stdin     io.Reader     // read for "-"
+	Remote    *input.Remote // how s3:// inputs are read (nil: the SDK's defaults)
 	PublicURL *encode.Scope // the folder the files are served from
 	Scope     *encode.Scope // listed URLs must fall under it (nil: PublicURL)
 	Sink      sink.Store    // where the files go
@@ -162,6 +163,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := NewReport(cfg.GzipLevel)
 	finish := func(err error) (*Report, error) {
 		rep.Seconds = time.Since(start).Seconds()
+		st := cfg.Remote.Fetched()
+		rep.BytesFetched, rep.Requests = st.Bytes, st.Requests
 		if err != nil {
 			rep.Error = err.Error()
 		}
@@ -198,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.progress == nil {
 		r.progress = new(Progress)
 	}
-	files, err := input.Expand(cfg.Inputs)
+	files, err := input.ExpandRemote(ctx, cfg.Inputs, cfg.Remote)
 	if err != nil {
 		return finish(err)
 	}
@@ -371,7 +374,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 			return fmt.Errorf("%s: %w", name, input.ErrEmptyInput)
 		}
 		argRows[f.Arg] += rows
-		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: name, Rows: rows})
+		r.rep.Inputs = append(r.rep.Inputs, inputReport(f, rows))
 	}
 	for arg, n := range argRows {
 		if n == 0 {

@@ -60,6 +60,8 @@ type Reader struct {
 	extCols  []*pqColumn        // nil for a list column: lists
 	extSpans [][]columnar.Span
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
+
+	prefetched bool // the first row group's chunks were asked for (see prefetch)
 }
 
 // valueKind is how a column's values become text.
@@ -151,6 +153,11 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
+	if pf, ok := r.(input.Prefetcher); ok {
+		// An object in a store: the footer and the metadata before it in
+		// one request, not a request per read of them.
+		pf.Prefetch([]input.ByteRange{{Off: max(0, size-footerPrefetch), Len: min(size, footerPrefetch)}})
+	}
 	if err := pqpage.CheckFooter(r, size); err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
@@ -498,6 +505,7 @@ func (pr *Reader) nextRowGroup() error {
 		if g.NumRows == 0 {
 			continue
 		}
+		pr.prefetch(pr.rg - 1)
 		for _, c := range append(pr.cols[:], pr.extCols...) {
 			if c == nil {
 				continue
