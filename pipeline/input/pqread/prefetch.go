@@ -1,14 +1,63 @@
 package pqread
 
 import (
+	"encoding/binary"
+	"io"
+
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
-// footerPrefetch is the tail of an object prefetched before its footer is
-// read: most footers of URL exports are a few KiB.
-const footerPrefetch = 64 << 10
+// tailGuess is the tail of an object read first, in the hope that it holds
+// the whole footer: those of URL exports are a few KiB.
+const tailGuess = 16 << 10
+
+// tail is an io.ReaderAt that serves the reads of the bytes from off to
+// the end from buf: a remote file's footer, read by CheckFooter and then
+// by parquet-go.
+type tail struct {
+	r   io.ReaderAt
+	off int64
+	buf []byte
+}
+
+// readTail reads the end of the Parquet file of size bytes in r, its footer
+// whole: tailGuess bytes, and the rest of the footer when it is longer.
+func readTail(r io.ReaderAt, size int64) (*tail, error) {
+	n := min(size, tailGuess)
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, size-n); err != nil && err != io.EOF {
+		return nil, err
+	}
+	t := &tail{r: r, off: size - n, buf: buf}
+	if n < 8 {
+		return t, nil // CheckFooter says what is wrong
+	}
+	footer := int64(binary.LittleEndian.Uint32(buf[n-8:]))
+	if want := footer + 8; want > n && want <= size-4 { // as CheckFooter allows
+		more := make([]byte, want-n, want)
+		if _, err := r.ReadAt(more, size-want); err != nil && err != io.EOF {
+			return nil, err
+		}
+		t.off, t.buf = size-want, append(more, buf...)
+	}
+	return t, nil
+}
+
+func (t *tail) ReadAt(p []byte, off int64) (int, error) {
+	if off < t.off {
+		return t.r.ReadAt(p, off)
+	}
+	if off-t.off >= int64(len(t.buf)) {
+		return 0, io.EOF
+	}
+	n := copy(p, t.buf[off-t.off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
 
 // prefetch tells a reader in a store (an input.Prefetcher) which bytes come
 // next when row group g opens: the chunks of the mapped columns of g unless

@@ -153,15 +153,18 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
-	if pf, ok := r.(input.Prefetcher); ok {
-		// An object in a store: the footer and the metadata before it in
-		// one request, not a request per read of them.
-		pf.Prefetch([]input.ByteRange{{Off: max(0, size-footerPrefetch), Len: min(size, footerPrefetch)}})
+	meta := r // where the footer is read from
+	if _, ok := r.(input.Prefetcher); ok {
+		// An object in a store: the footer in one or two requests, not a
+		// request per read of it.
+		if meta, err = readTail(r, size); err != nil {
+			return nil, fmt.Errorf("%s: not a readable Parquet file: %w", source, err)
+		}
 	}
-	if err := pqpage.CheckFooter(r, size); err != nil {
+	if err := pqpage.CheckFooter(meta, size); err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+	pf, err := parquet.OpenFile(meta, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
