@@ -174,9 +174,9 @@ func BenchmarkParts(b *testing.B) {
 				}
 				p := input.Parts[*input.Batch]{
 					Files: files, Parallel: par,
-					Get:   func(context.Context) (*input.Batch, error) { return <-free, nil },
-					Put:   func(b *input.Batch) { b.Reset(); free <- b },
-					Fill:  func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
+					Get:  func(context.Context) (*input.Batch, error) { return <-free, nil },
+					Put:  func(b *input.Batch) { b.Reset(); free <- b },
+					Fill: func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
 					Emit: func(_ int, b *input.Batch) error {
 						rows += int64(b.Len())
 						b.Reset()
