@@ -21,9 +21,74 @@ type ParquetRow struct {
 // group: the same rows AppendCSV writes for a Generator of the same seed
 // (an absent field is a null; priority is a double).
 func WriteParquet(w io.Writer, g *Generator, rows, rowGroup int) error {
+	return writeParquet(w, g, rows, rowGroup, 0)
+}
+
+// WideParquetRow is ParquetRow with a column no run maps (payload), as
+// warehouse exports carry many: what reading only the mapped columns of a
+// remote file saves.
+type WideParquetRow struct {
+	ParquetRow
+	Payload string `parquet:"payload,snappy"`
+}
+
+// WriteWideParquet is WriteParquet with a payload column of wide hardly
+// compressible bytes per row.
+func WriteWideParquet(w io.Writer, g *Generator, rows, rowGroup, wide int) error {
+	return writeParquet(w, g, rows, rowGroup, wide)
+}
+
+func writeParquet(w io.Writer, g *Generator, rows, rowGroup, wide int) error {
+	if wide > 0 {
+		pw := parquet.NewGenericWriter[WideParquetRow](w, parquet.MaxRowsPerRowGroup(int64(rowGroup)))
+		buf := make([]WideParquetRow, 0, 4096)
+		var noise [32]byte
+		h := uint64(0x9e3779b97f4a7c15) // not from g: the same rows as WriteParquet
+		err := eachParquetRow(g, rows, func(pr ParquetRow, last bool) error {
+			p := make([]byte, 0, wide)
+			for len(p) < wide {
+				for i := range noise {
+					h ^= h << 13
+					h ^= h >> 7
+					h ^= h << 17
+					noise[i] = "0123456789abcdef"[h&15]
+				}
+				p = append(p, noise[:min(len(noise), wide-len(p))]...)
+			}
+			buf = append(buf, WideParquetRow{ParquetRow: pr, Payload: string(p)})
+			if len(buf) == cap(buf) || last {
+				if _, err := pw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return pw.Close()
+	}
 	pw := parquet.NewGenericWriter[ParquetRow](w, parquet.MaxRowsPerRowGroup(int64(rowGroup)))
-	const chunk = 4096
-	buf := make([]ParquetRow, 0, chunk)
+	buf := make([]ParquetRow, 0, 4096)
+	err := eachParquetRow(g, rows, func(pr ParquetRow, last bool) error {
+		buf = append(buf, pr)
+		if len(buf) == cap(buf) || last {
+			if _, err := pw.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// eachParquetRow calls fn with each of the rows rows of g.
+func eachParquetRow(g *Generator, rows int, fn func(pr ParquetRow, last bool) error) error {
 	var raw []byte
 	for i := 0; i < rows; i++ {
 		var r Row
@@ -42,13 +107,9 @@ func WriteParquet(w io.Writer, g *Generator, rows, rowGroup int) error {
 				pr.Priority = &f
 			}
 		}
-		buf = append(buf, pr)
-		if len(buf) == chunk || i == rows-1 {
-			if _, err := pw.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
+		if err := fn(pr, i == rows-1); err != nil {
+			return err
 		}
 	}
-	return pw.Close()
+	return nil
 }

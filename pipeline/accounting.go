@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
@@ -68,10 +69,12 @@ type Report struct {
 	BytesCompressed   int64              `json:"bytes_compressed"`
 	Seconds           float64            `json:"seconds"`
 	Inputs            []InputReport      `json:"inputs"`
-	Published         bool               `json:"published"`        // the new root index is in place
-	Root              string             `json:"root,omitempty"`   // URL of the root index
-	Submit            []string           `json:"submit,omitempty"` // index URLs for robots.txt / Search Console
-	Files             []string           `json:"files,omitempty"`  // files published, root last
+	BytesFetched      int64              `json:"bytes_fetched,omitempty"` // object bytes received from the input store, listings excluded
+	Requests          int64              `json:"requests,omitempty"`      // requests to the input store (LIST, HEAD, GET)
+	Published         bool               `json:"published"`               // the new root index is in place
+	Root              string             `json:"root,omitempty"`          // URL of the root index
+	Submit            []string           `json:"submit,omitempty"`        // index URLs for robots.txt / Search Console
+	Files             []string           `json:"files,omitempty"`         // files published, root last
 	Deleted           []string           `json:"deleted"`
 	StageSeconds      map[string]float64 `json:"stage_seconds"`        // busy time per stage, summed over its goroutines
 	Generation        int64              `json:"generation,omitempty"` // the manifest's generation now published
@@ -97,10 +100,23 @@ type Plan struct {
 	Delete []string `json:"delete"`
 }
 
-// InputReport is the share of one input file.
+// InputReport is the share of one input file; an object in a store also
+// says its size, ETag (the version read) and what reading it cost.
 type InputReport struct {
-	Name string `json:"name"`
-	Rows int64  `json:"rows"`
+	Name     string `json:"name"`
+	Rows     int64  `json:"rows"`
+	Size     int64  `json:"size,omitempty"`
+	ETag     string `json:"etag,omitempty"`
+	Fetched  int64  `json:"bytes_fetched,omitempty"` // object bytes received, the probe's included
+	Requests int64  `json:"requests,omitempty"`
+}
+
+func inputReport(f *input.File, rows int64) InputReport {
+	ir := InputReport{Name: f.Name(), Rows: rows}
+	if o, ok := f.Object(); ok {
+		ir.Size, ir.ETag, ir.Fetched, ir.Requests = o.Size, o.ETag, o.Fetched, o.Requests
+	}
+	return ir
 }
 
 // stage timers, in nanoseconds.

@@ -34,6 +34,7 @@ var ErrNoURLs = errors.New("no URLs to publish")
 type Config struct {
 	Inputs    []string      // files in order; "-" is Stdin
 	Stdin     io.Reader     // read for "-"
+	Remote    *input.Remote // how s3:// inputs are read (nil: the SDK's defaults)
 	PublicURL *encode.Scope // the folder the files are served from
 	Scope     *encode.Scope // listed URLs must fall under it (nil: PublicURL)
 	Sink      sink.Store    // where the files go
@@ -187,6 +188,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := NewReport(cfg.GzipLevel)
 	finish := func(err error) (*Report, error) {
 		rep.Seconds = time.Since(start).Seconds()
+		st := cfg.Remote.Fetched()
+		rep.BytesFetched, rep.Requests = st.Bytes, st.Requests
 		if err != nil {
 			rep.Error = err.Error()
 		}
@@ -223,7 +226,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.progress == nil {
 		r.progress = new(Progress)
 	}
-	files, err := input.Expand(cfg.Inputs)
+	files, err := input.ExpandRemote(ctx, cfg.Inputs, cfg.Remote)
 	if err != nil {
 		return finish(err)
 	}
@@ -352,59 +355,60 @@ func (r *run) generate(ctx context.Context) error {
 	return err
 }
 
-// read fills batches from the inputs, in order.
+// read fills batches from the inputs, in order, decoding several at once
+// (input.Parts): a part's rows are handed on in input order whatever the
+// goroutines' race, so the output is the same as a read one by one.
 func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	var seq uint64
-	opt := input.Options{Columns: r.cfg.Columns}
 	argRows := make([]int64, len(r.cfg.Inputs))
-	for i := range r.inputs {
-		f := &r.inputs[i]
-		src, err := input.Open(f, r.cfg.Stdin, opt)
-		if err != nil {
-			return err
-		}
-		name := f.Name()
-		for {
-			var b *Batch
+	parts := input.Parts[*Batch]{
+		Files: r.inputs, Stdin: r.cfg.Stdin, Opt: input.Options{Columns: r.cfg.Columns},
+		// The parts waiting for their turn hold at most PartsAhead+1
+		// batches each: leave most of the pool to the one whose turn it is.
+		Parallel: max(1, min(runtime.GOMAXPROCS(0), r.depth/(2*(input.PartsAhead+1)))),
+		Get: func(ctx context.Context) (*Batch, error) {
 			select {
-			case b = <-r.free:
+			case b := <-r.free:
+				return b, nil
 			case <-ctx.Done():
-				src.Close()
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
+		},
+		Put: func(b *Batch) {
+			b.reset()
+			r.free <- b
+		},
+		Fill: func(src input.Source, b *Batch) error {
 			t := time.Now()
 			err := src.Fill(&b.Batch, input.DefaultChunk)
 			r.times.read.Add(int64(time.Since(t)))
+			return err
+		},
+		Emit: func(_ int, b *Batch) error {
 			r.rowsRead.Add(int64(b.Len()))
-			if err != nil {
-				b.reset()
-				r.free <- b
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				src.Close()
-				return err
-			}
 			b.Seq = seq
 			seq++
 			select {
 			case out <- b:
+				return nil
 			case <-ctx.Done():
-				src.Close()
 				return ctx.Err()
 			}
-		}
-		rows := src.Rows()
-		if err := src.Close(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		// An empty part file in a folder is normal (Spark writes them); an
-		// empty file named on its own, or a folder of empty parts, is not.
-		if rows == 0 && !f.Listed {
-			return fmt.Errorf("%s: %w", name, input.ErrEmptyInput)
-		}
-		argRows[f.Arg] += rows
-		r.rep.Inputs = append(r.rep.Inputs, InputReport{Name: name, Rows: rows})
+		},
+		Done: func(i int, rows int64) error {
+			f := &r.inputs[i]
+			// An empty part file in a folder is normal (Spark writes them); an
+			// empty file named on its own, or a folder of empty parts, is not.
+			if rows == 0 && !f.Listed {
+				return fmt.Errorf("%s: %w", f.Name(), input.ErrEmptyInput)
+			}
+			argRows[f.Arg] += rows
+			r.rep.Inputs = append(r.rep.Inputs, inputReport(f, rows))
+			return nil
+		},
+	}
+	if err := parts.Read(ctx); err != nil {
+		return err
 	}
 	for arg, n := range argRows {
 		if n == 0 {

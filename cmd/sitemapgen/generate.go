@@ -22,6 +22,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -39,7 +40,9 @@ any order; or no header when the first row is a URL), a .txt file (one URL per
 line), either of them gzipped, a .parquet file, an Arrow IPC file (.arrow,
 .feather) or stream (.arrows), a folder of Parquet/Arrow part files (Hive
 key=value/ sub-folders included), a quoted glob ('exports/part-*.parquet'),
-or '-' for CSV on standard input. Folders and globs are read in lexical path
+s3://bucket/key, s3://bucket/prefix/ or an s3:// glob (read with ranged GETs,
+--s3-endpoint and --s3-path-style as for --out), or '-' for CSV on standard
+input. Folders and globs are read in lexical path
 order. See docs/inputs.md and, for extension columns, docs/extensions.md.
 
 Exit status: 0 done; 1 failed (nothing new published); 2 usage error.
@@ -65,6 +68,7 @@ type generateFlags struct {
 	now, cut, tmp                       string
 	sort, dedup, schemaLocation         bool
 	s3PathStyle, force, dryRun          bool
+	requireSuccess                      bool
 	s3PartSize, uploads, keepGens       int
 }
 
@@ -92,6 +96,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.mediaQuery, "media-query", encode.DefaultMediaQuery, "media attribute of the xhtml:link written for a media-alternate column")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path), as most S3-compatible stores want")
+	fs.BoolVar(&f.requireSuccess, "require-success", false, "refuse an input folder or s3:// prefix without a _SUCCESS marker (Spark and Hadoop write it last)")
 	fs.IntVar(&f.s3PartSize, "s3-part-size", sink.DefaultPartSize>>20, "MiB: objects larger than this are uploaded in parts of this size (min 5)")
 	fs.StringVar(&f.cacheControl, "cache-control", "public, max-age=3600", "Cache-Control header of every S3 object (empty: none)")
 	fs.IntVar(&f.uploads, "uploads", 0, fmt.Sprintf("concurrent uploads, overlapping with generation (0: %d to S3, %d to a folder)", sink.S3Connections, sink.LocalConnections))
@@ -177,7 +182,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var stopProgress func()
 	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(fd.Fd())) {
 		cfg.Progress = new(pipeline.Progress)
-		stopProgress = showProgress(stderr, cfg.Progress)
+		stopProgress = showProgress(stderr, cfg.Progress, cfg.Remote)
 	}
 	rep, runErr := pipeline.Run(ctx, cfg)
 	if stopProgress != nil {
@@ -289,6 +294,10 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
 		LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
+		Remote: &input.Remote{
+			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
+			RequireSuccess: f.requireSuccess,
+		},
 	}
 	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
 		return cfg, closeOut, usageError{fmt.Errorf("--cut: %w", err)}
@@ -393,7 +402,7 @@ func writeReport(f *os.File, rep *pipeline.Report) error {
 
 // showProgress redraws one status line on a terminal every second until the
 // returned function is called.
-func showProgress(w io.Writer, p *pipeline.Progress) (stop func()) {
+func showProgress(w io.Writer, p *pipeline.Progress, remote *input.Remote) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	start := time.Now()
@@ -409,8 +418,12 @@ func showProgress(w io.Writer, p *pipeline.Progress) (stop func()) {
 			case <-t.C:
 				rows := p.Rows.Load()
 				rate := float64(rows) / time.Since(start).Seconds()
-				fmt.Fprintf(w, "\r\033[Krows %d  urls %d  rejected %d  shards %d  %.0f rows/s",
-					rows, p.URLs.Load(), p.Rejected.Load(), p.Shards.Load(), rate)
+				fetched := ""
+				if st := remote.Fetched(); st.Requests > 0 {
+					fetched = fmt.Sprintf("  fetched %.1f MiB", float64(st.Bytes)/(1<<20))
+				}
+				fmt.Fprintf(w, "\r\033[Krows %d  urls %d  rejected %d  shards %d  %.0f rows/s%s",
+					rows, p.URLs.Load(), p.Rejected.Load(), p.Shards.Load(), rate, fetched)
 			}
 		}
 	}()

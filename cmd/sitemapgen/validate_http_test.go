@@ -98,7 +98,7 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 func (s *site) validate(t *testing.T, root string, extra ...string) (int, check.Report, string) {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report.json")
-	args := append([]string{"validate", "--report", report, "--http-timeout", "2s"}, extra...)
+	args := append([]string{"validate", "--report", report, "--http-timeout", "30s"}, extra...)
 	code, stdout, stderr := sitemapgen(t, "", append(args, s.srv.URL+root)...)
 	var rep check.Report
 	if b, err := os.ReadFile(report); err == nil {

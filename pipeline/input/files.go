@@ -1,6 +1,7 @@
 package input
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
 )
 
 // File is one file to read, found from one argument: the argument itself,
@@ -23,6 +26,8 @@ type File struct {
 	// held is the open handle of an input that is not a regular file,
 	// kept from the probe to the read (see Probe).
 	held *heldInput
+	// obj is the object an s3:// argument stands for, nil for a local file.
+	obj *object
 }
 
 // Format returns the name of the file's format: "CSV", "Parquet", "Arrow".
@@ -42,10 +47,11 @@ func hiddenPart(name string) bool {
 // A folder stands for the Parquet and Arrow files below it (Hive key=value/
 // sub-folders included, hidden and _-prefixed names skipped), a pattern with
 // * ? or [ for the files it matches; both in lexical path order, so output
-// is deterministic. A file reached twice (named twice, named and found in
-// a folder or by a glob, or through a link) is an error wrapping
-// ErrRepeatedInput: its rows would be published twice.
-func Expand(args []string) ([]File, error) {
+// is deterministic. An s3:// argument stands for the objects rem lists
+// (see s3obj.Store.List), read with ctx. A file reached twice (named
+// twice, named and found in a folder or by a glob, or through a link) is an
+// error wrapping ErrRepeatedInput: its rows would be published twice.
+func ExpandRemote(ctx context.Context, args []string, rem *Remote) ([]File, error) {
 	stdin := 0
 	var files []File
 	for arg, n := range args {
@@ -54,6 +60,14 @@ func Expand(args []string) ([]File, error) {
 				return nil, fmt.Errorf("%w: '-' (stdin)", ErrRepeatedInput)
 			}
 			files = append(files, File{Path: n, Arg: arg, format: formatOf(n)})
+			continue
+		}
+		if s3obj.IsURL(n) {
+			objs, err := rem.expandObjects(ctx, n, arg)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, objs...)
 			continue
 		}
 		// Stat follows links: /dev/stdin and /dev/fd/N name what they open.
@@ -84,6 +98,9 @@ func Expand(args []string) ([]File, error) {
 		if !fi.IsDir() {
 			files = append(files, File{Path: n, format: formatOf(n), Arg: arg, Regular: fi.Mode().IsRegular(), info: fi})
 			continue
+		}
+		if err := rem.checkSuccess(n); err != nil {
+			return nil, err
 		}
 		var found []string
 		err = filepath.WalkDir(n, func(p string, d fs.DirEntry, err error) error {

@@ -29,6 +29,9 @@ var openFile = os.Open
 // from gzip, recognised by its magic number rather than by its name, and
 // read one URL per line when its name ends in .txt (or .txt.gz).
 func Open(f *File, stdin io.Reader, opt Options) (Source, error) {
+	if f.obj != nil {
+		return openObject(f, opt)
+	}
 	if f.format.Open != nil {
 		return f.format.Open(f.Path, opt)
 	}
@@ -43,6 +46,12 @@ func Open(f *File, stdin io.Reader, opt Options) (Source, error) {
 			return nil, err
 		}
 	}
+	return newStreamSource(f, raw, closeRaw, opt)
+}
+
+// newStreamSource reads raw, the bytes of the stream input f, which closeRaw
+// releases.
+func newStreamSource(f *File, raw io.Reader, closeRaw func() error, opt Options) (Source, error) {
 	name := f.Name()
 	lower := strings.TrimSuffix(strings.ToLower(f.Path), ".gz")
 	opt.Lines = strings.HasSuffix(lower, ".txt")

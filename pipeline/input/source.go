@@ -48,6 +48,9 @@ type Format struct {
 
 	// Open opens the regular file path.
 	Open func(path string, opt Options) (Source, error)
+	// OpenAt reads the input of size bytes in r, named name: an object in a
+	// store, whose r may be a Prefetcher. Closing r is the caller's job.
+	OpenAt func(r io.ReaderAt, size int64, name string, opt Options) (Source, error)
 	// NewStream reads the input r, named name (gzip already unwrapped);
 	// closing it is the caller's job.
 	NewStream func(r io.Reader, name string, opt Options) Source

@@ -21,12 +21,13 @@ func main() {
 	bad := flag.Float64("bad", 0, "share of deliberately bad rows, 0..1")
 	format := flag.String("format", "csv", "csv or parquet (the same rows for the same seed)")
 	rowGroup := flag.Int("row-group", 1_000_000, "rows per Parquet row group")
+	wide := flag.Int("wide", 0, "Parquet: bytes per row of an extra payload column no run reads (0: none)")
 	flag.Parse()
 	g := bench.NewGenerator(*seed, *base)
 	g.Bad = *bad
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	if *format == "parquet" {
-		err := bench.WriteParquet(w, g, *rows, *rowGroup)
+		err := bench.WriteWideParquet(w, g, *rows, *rowGroup, *wide)
 		if err == nil {
 			err = w.Flush()
 		}

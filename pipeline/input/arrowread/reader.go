@@ -61,6 +61,8 @@ type Reader struct {
 	extCols  []int              // their field indexes
 	extSpans [][]columnar.Span
 	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrowList
+
+	prefetch func() // nil, or the prefetch the first Fill starts
 }
 
 // Open opens the Arrow IPC file or stream name and maps its columns.
@@ -94,6 +96,12 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 		}
 	}()
 	ar = &Reader{name: source}
+	if pf, ok := r.(input.Prefetcher); ok {
+		// An object in a store: every record batch carries every column,
+		// so the first Fill prefetches the whole object, front to back, a
+		// few blocks ahead (not the probe, which reads the schema only).
+		ar.prefetch = func() { pf.Prefetch([]input.ByteRange{{Off: 0, Len: size}}) }
+	}
 	var magic [len(arrowmsg.FileMagic)]byte
 	n, _ := r.ReadAt(magic[:], 0)
 	// arrow-go decodes the messages, read and checked by arrowmsg.Reader:
@@ -275,6 +283,10 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
 	}
 	if chunk <= 0 {
 		chunk = input.DefaultChunk
+	}
+	if ar.prefetch != nil {
+		ar.prefetch()
+		ar.prefetch = nil
 	}
 	defer func() {
 		if p := recover(); p != nil {

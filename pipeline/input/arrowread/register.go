@@ -1,9 +1,15 @@
 package arrowread
 
-import "github.com/sitemapgen/sitemapgen/pipeline/input"
+import (
+	"io"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+)
 
 func init() {
 	input.Register(input.Format{Name: "Arrow", Ext: []string{".arrow", ".feather", ".arrows", ".ipc"}, Open: func(path string, opt input.Options) (input.Source, error) {
 		return Open(path, opt)
+	}, OpenAt: func(r io.ReaderAt, size int64, name string, opt input.Options) (input.Source, error) {
+		return NewReader(r, size, name, opt)
 	}})
 }

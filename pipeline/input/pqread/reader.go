@@ -60,6 +60,8 @@ type Reader struct {
 	extCols  []*pqColumn        // nil for a list column: lists
 	extSpans [][]columnar.Span
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
+
+	prefetched bool // the first row group's chunks were asked for (see prefetch)
 }
 
 // valueKind is how a column's values become text.
@@ -151,10 +153,18 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 			pr, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
-	if err := pqpage.CheckFooter(r, size); err != nil {
+	meta := r // where the footer is read from
+	if _, ok := r.(input.Prefetcher); ok {
+		// An object in a store: the footer in one or two requests, not a
+		// request per read of it.
+		if meta, err = readTail(r, size); err != nil {
+			return nil, fmt.Errorf("%s: not a readable Parquet file: %w", source, err)
+		}
+	}
+	if err := pqpage.CheckFooter(meta, size); err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
+	pf, err := parquet.OpenFile(meta, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
@@ -501,6 +511,7 @@ func (pr *Reader) nextRowGroup() error {
 		if g.NumRows == 0 {
 			continue
 		}
+		pr.prefetch(pr.rg - 1)
 		for _, c := range append(pr.cols[:], pr.extCols...) {
 			if c == nil {
 				continue

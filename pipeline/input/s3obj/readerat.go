@@ -173,13 +173,14 @@ func (r *ReaderAt) pump() {
 
 func (r *ReaderAt) fetch(b *block) {
 	defer r.wg.Done()
-	data := make([]byte, b.Len)
+	data := getBlock(b.Len, r.opt.MaxBlock)
 	err := r.s.readRange(r.ctx, r.o, b.Off, data, &r.c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.active--
 	if err != nil || b.drop {
 		b.err = err
+		putBlock(data)
 		r.remove(b)
 	} else {
 		b.data, b.state = data, ready
@@ -200,8 +201,26 @@ func (r *ReaderAt) remove(b *block) {
 		return
 	}
 	r.held -= b.Len
+	if b.data != nil {
+		putBlock(b.data)
+	}
 	b.data = nil
 }
+
+// blockPool recycles the buffers of prefetched blocks: a run fetches
+// gigabytes through a few MiB of them, and that much garbage would let the
+// heap grow to twice the prefetch budget before the GC reclaims it.
+var blockPool sync.Pool // of *[]byte
+
+// getBlock returns a buffer of n bytes, with room for a block of maxBlock.
+func getBlock(n, maxBlock int64) []byte {
+	if p, ok := blockPool.Get().(*[]byte); ok && int64(cap(*p)) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n, max(n, maxBlock))
+}
+
+func putBlock(b []byte) { blockPool.Put(&b) }
 
 // find returns the block holding off, or nil and the offset of the next
 // block (or the size). r.mu is held.

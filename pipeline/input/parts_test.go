@@ -1,0 +1,195 @@
+package input_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/bench"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+)
+
+var (
+	partsOnce sync.Once
+	partsDir  string
+	partsErr  error
+)
+
+// exportParts writes, once per test binary, 8 Parquet parts of 50k rows
+// (bench's generator, row groups of 12.5k rows) into a temporary folder.
+func exportParts(tb testing.TB) string {
+	partsOnce.Do(func() {
+		partsDir, partsErr = os.MkdirTemp("", "sitemapgen-parts-")
+		for i := 0; i < 8 && partsErr == nil; i++ {
+			var buf bytes.Buffer
+			if partsErr = bench.WriteParquet(&buf, bench.NewGenerator(uint64(i+1), "https://www.example.com/"), 50_000, 12_500); partsErr == nil {
+				partsErr = os.WriteFile(filepath.Join(partsDir, fmt.Sprintf("part-%05d.parquet", i)), buf.Bytes(), 0o644)
+			}
+		}
+	})
+	if partsErr != nil {
+		tb.Fatal(partsErr)
+	}
+	return partsDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if partsDir != "" {
+		os.RemoveAll(partsDir)
+	}
+	os.Exit(code)
+}
+
+// readParts reads files with par parts decoded at once, from a pool of
+// pool batches, and returns a digest of every batch in the order Emit got
+// them (source, rows, fields), the rows and the files Done saw in order.
+func readParts(tb testing.TB, files []input.File, par, pool int) (sum [32]byte, rows int64, done []int, err error) {
+	free := make(chan *input.Batch, pool)
+	for range pool {
+		free <- new(input.Batch)
+	}
+	h := sha256.New()
+	p := input.Parts[*input.Batch]{
+		Files: files, Parallel: par,
+		Get: func(ctx context.Context) (*input.Batch, error) {
+			select {
+			case b := <-free:
+				return b, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		Put:  func(b *input.Batch) { b.Reset(); free <- b },
+		Fill: func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
+		Emit: func(i int, b *input.Batch) error {
+			if b.Source != files[i].Name() {
+				return fmt.Errorf("batch of %s emitted as file %d", b.Source, i)
+			}
+			digest(h, b)
+			rows += int64(b.Len())
+			b.Reset()
+			free <- b
+			return nil
+		},
+		Done: func(i int, n int64) error { done = append(done, i); return nil },
+	}
+	err = p.Read(context.Background())
+	h.Sum(sum[:0])
+	return sum, rows, done, err
+}
+
+func digest(h hash.Hash, b *input.Batch) {
+	h.Write([]byte(b.Source))
+	for i := range b.Len() {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(b.Line[i])))
+		for c := range input.NumColumns {
+			f := b.Field(c, i)
+			h.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(f))))
+			h.Write(f)
+		}
+	}
+}
+
+// TestPartsInOrder: decoding several parts at once hands out the same
+// batches in the same order as reading them one by one, whatever the
+// window, and Done sees each file once, in order.
+func TestPartsInOrder(t *testing.T) {
+	files, err := input.Expand([]string{exportParts(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantRows, _, err := readParts(t, files, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantRows != 400_000 {
+		t.Fatalf("%d rows, want 400000", wantRows)
+	}
+	for _, par := range []int{2, 3, 8} {
+		got, rows, done, err := readParts(t, files, par, (par-1)*(input.PartsAhead+1)+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || rows != wantRows || fmt.Sprint(done) != "[0 1 2 3 4 5 6 7]" {
+			t.Errorf("Parallel %d: digest %x rows %d done %v; one by one: %x %d", par, got[:4], rows, done, want[:4], wantRows)
+		}
+	}
+}
+
+// TestPartsError: a bad part fails the read with its own error, in file
+// order: the parts before it are handed out whole, none after it.
+func TestPartsError(t *testing.T) {
+	dir := t.TempDir()
+	src := exportParts(t)
+	var args []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprintf("part-%05d.parquet", i))
+		data, _ := os.ReadFile(filepath.Join(src, fmt.Sprintf("part-%05d.parquet", i)))
+		if i == 2 {
+			data = data[:len(data)/2] // cut: no footer
+		}
+		os.WriteFile(p, data, 0o644)
+		args = append(args, p)
+	}
+	files, err := input.Expand(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, done, err := readParts(t, files, 4, 16)
+	if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), args[2]) {
+		t.Fatalf("error %v, want ErrCorrupt naming %s", err, args[2])
+	}
+	if rows != 100_000 || fmt.Sprint(done) != "[0 1]" {
+		t.Errorf("%d rows, done %v before the error; want 100000 of parts [0 1]", rows, done)
+	}
+}
+
+// BenchmarkParts decodes the 8 parts (400k rows, decoding only), one at a
+// time and GOMAXPROCS at once; rows/s is the figure to compare:
+//
+//	GOMAXPROCS=2 go test -run '^$' -bench Parts -count 3 ./pipeline/input/
+func BenchmarkParts(b *testing.B) {
+	files, err := input.Expand([]string{exportParts(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, par := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
+			var rows int64
+			for b.Loop() {
+				free := make(chan *input.Batch, 16)
+				for range cap(free) {
+					free <- new(input.Batch)
+				}
+				p := input.Parts[*input.Batch]{
+					Files: files, Parallel: par,
+					Get:  func(context.Context) (*input.Batch, error) { return <-free, nil },
+					Put:  func(b *input.Batch) { b.Reset(); free <- b },
+					Fill: func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
+					Emit: func(_ int, b *input.Batch) error {
+						rows += int64(b.Len())
+						b.Reset()
+						free <- b
+						return nil
+					},
+					Done: func(int, int64) error { return nil },
+				}
+				if err := p.Read(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
