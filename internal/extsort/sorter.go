@@ -129,14 +129,14 @@ type run struct {
 // A Sorter is not safe for concurrent use.
 type Sorter struct {
 	opt     Options
-	buf     *buffer       // filling
-	spare   *buffer       // the other: being spilled while pending is set
+	buf     *buffer      // filling
+	spare   *buffer      // the other: being spilled while pending is set
 	pending chan spilled // the spill in flight, if any
 	runs    []*run
-	disk   int64
-	stats  Stats
-	sorted bool
-	err    error
+	disk    int64
+	stats   Stats
+	sorted  bool
+	err     error
 
 	// Reading back.
 	final    *merger
