@@ -43,6 +43,7 @@ func main() {
 	procs := flag.Int("gzip-procs", 0, "goroutines per shard: 0 = pgzip on all cores, 1 = one single-stream gzip per core")
 	limitBytes := flag.Int64("limit-bytes", 4<<30, "measure the compression limit on at most this many uncompressed bytes")
 	cutFlag := flag.String("cut", "stable", "shard cuts: stable (the product's default), tight, or a list (tight,stable) run alternately")
+	sortFlag := flag.Bool("sort", false, "--sort: order the entries by loc through internal/extsort (runs spilled to -dir)")
 	minRatio := flag.Float64("min-ratio", 0, "exit 1 when the median end-to-end/limit ratio is below this")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last pipeline run")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
@@ -73,7 +74,7 @@ func main() {
 	res := make([][]result, len(cuts))
 	for i := range *runs {
 		for k, cut := range cuts {
-			r, err := once(in, *dir, scope, cut, *level, *procs, *limitBytes, i == *runs-1 && k == len(cuts)-1, *cpuprofile)
+			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, i == *runs-1 && k == len(cuts)-1, *cpuprofile)
 			if err != nil {
 				fail(err)
 			}
@@ -105,7 +106,7 @@ func main() {
 		fmt.Printf("| rows | %d |\n", m.rows)
 		fmt.Printf("| cores (GOMAXPROCS) | %d |\n", runtime.GOMAXPROCS(0))
 		fmt.Printf("| gzip | level %d, %s |\n", *level, mode)
-		fmt.Printf("| cuts | %s |\n", cut)
+		fmt.Printf("| cuts | %s%s |\n", cut, map[bool]string{true: ", --sort"}[*sortFlag])
 		fmt.Printf("| end-to-end | %.2f s, %.0f rows/s, %.0f MB/s uncompressed XML |\n", m.seconds, m.rowsPerSec(), float64(m.xml)/m.seconds/1e6)
 		fmt.Printf("| compression limit (same bytes, compressor, level, cores) | %.0f rows/s |\n", m.limitRowsPerSec())
 		fmt.Printf("| **end-to-end / limit** | **%.2f** |\n", m.ratio())
@@ -179,7 +180,7 @@ func (r result) limitRowsPerSec() float64 { return float64(r.rows) / r.limitSecs
 func (r result) ratio() float64           { return r.limitSecs / r.seconds }
 
 // once runs the pipeline, then measures the compression limit on its output.
-func once(in, dir string, scope *encode.Scope, cut shard.CutMode, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
+func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
 	out, err := os.MkdirTemp(dir, "out-")
 	if err != nil {
 		return result{}, err
@@ -206,7 +207,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, level, procs i
 	start := time.Now()
 	rep, err := pipeline.Run(context.Background(), pipeline.Config{
 		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
-		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, Cut: cut, GzipLevel: level, GzipProcs: procs,
+		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, Cut: cut, Sort: sorted, TmpDir: dir, GzipLevel: level, GzipProcs: procs,
 	})
 	secs := time.Since(start).Seconds()
 	cpu := cpuSeconds() - cpu0
