@@ -275,3 +275,50 @@ func TestNightlyChurnS3(t *testing.T) {
 		},
 	}, nil)
 }
+
+// TestNestedChurnKeepsRobots: issue 12's done-when 5, scaled from 3M URLs
+// at --index-fanout 20 to 200,000 URLs at --max-urls 500 (about 530
+// shards under about 27 intermediate indexes): two nights of 0.5% churn
+// (0.25% deleted, 0.25% inserted, at random rows) keep the robots lines
+// byte for byte, and every set validates.
+func TestNestedChurnKeepsRobots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three runs of 200,000 URLs")
+	}
+	dir := t.TempDir()
+	out, report, in := filepath.Join(dir, "out"), filepath.Join(dir, "report.json"), filepath.Join(dir, "night.csv")
+	rows, g := bench.FirstNight(5, 200_000)
+	night := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC)
+	var robots []byte
+	for i := range 3 {
+		if i > 0 {
+			rows = bench.Churn(0.005)(rows, g, rand.New(rand.NewPCG(uint64(i), 5)))
+		}
+		if err := rows.WriteCSV(in); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "500",
+			"--index-fanout", "20", "--now", night.Add(time.Duration(i)*24*time.Hour).Format(time.RFC3339), "--report", report, in); code != 0 {
+			t.Fatalf("night %d: exit %d\n%s", i+1, code, stderr)
+		}
+		rep := readReport(t, report)
+		got, err := os.ReadFile(filepath.Join(out, "sitemap-robots.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Count(string(got), "\n")
+		if i == 0 {
+			robots = got
+			if lines < 20 || rep.Indexes < 20 {
+				t.Fatalf("night 1: %d robots lines, %d indexes, %d shards: not a nested set of the size wanted", lines, rep.Indexes, rep.Shards)
+			}
+		} else if !bytes.Equal(got, robots) || rep.RobotsChanged {
+			t.Errorf("night %d (0.5%% churn): robots lines changed (report says %v): %d lines, were %d",
+				i+1, rep.RobotsChanged, lines, strings.Count(string(robots), "\n"))
+		}
+		if code, stdout, stderr := sitemapgen(t, "", "validate", "--public-url", base, "--index-fanout", "20", out); code != 0 {
+			t.Errorf("night %d: validate: exit %d\n%s%s", i+1, code, stdout, stderr)
+		}
+		t.Logf("night %d: %d shards (%d uploaded, %d removed), %d indexes, %d robots lines", i+1, rep.Shards, rep.Uploaded.Shards, rep.ShardsRemoved, rep.Indexes, lines)
+	}
+}
