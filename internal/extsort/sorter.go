@@ -9,7 +9,7 @@
 // FanIn run readers of about 100 KiB each while they are merged. Disk is the s2 size
 // of the encoded entries (about a third of their size for generated URLs),
 // up to twice that during an intermediate merge pass, which only runs with
-// more than FanIn runs (FanIn x Memory of entries: 4 GiB by default).
+// more than FanIn runs (FanIn x Memory/2 of entries: 4 GiB by default).
 // Temporary files are unlinked as soon as they are created where the
 // system allows it, so nothing is left behind even by a crash; Close
 // removes any that remain.
