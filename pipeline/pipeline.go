@@ -657,7 +657,7 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Sitemap, out chan<-
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
 		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
-		name := r.layout.Shard(s.Num, sum)
+		name := r.tx.ShardName(s.Num, len(gz), sum)
 		var buf []byte
 		select {
 		case buf = <-r.gzFree:

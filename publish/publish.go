@@ -10,6 +10,8 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -87,12 +90,13 @@ type Tx struct {
 	log    *slog.Logger
 
 	start   time.Time
-	lock    sink.Lock       // nil: the store cannot lock
-	before  []string        // the store's files at Begin
-	prev    *Manifest       // the published manifest, nil if none
-	prevRaw []byte          // its bytes, restored if the publish fails after replacing it
-	known   map[string]File // files of kept generations present in the store
-	dated   map[string]File // files of kept generations that carry a Modified, by name
+	lock    sink.Lock         // nil: the store cannot lock
+	before  []string          // the store's files at Begin
+	prev    *Manifest         // the published manifest, nil if none
+	prevRaw []byte            // its bytes, restored if the publish fails after replacing it
+	known   map[string]File   // files of kept generations present in the store
+	dated   map[string]File   // files of kept generations that carry a Modified, by name
+	shardOf map[string]string // "sha256 size" -> the kept shard holding those bytes (see ShardName)
 
 	mu       sync.Mutex
 	uploaded Transfer
@@ -141,6 +145,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		return nil, fmt.Errorf("%s: %w", store, err)
 	}
 	t.known = t.knownFiles()
+	t.shardOf = t.keptShards()
 	t.dated = map[string]File{}
 	if t.prev != nil {
 		gens := append([]Generation{{Files: t.prev.Files}}, t.prev.Previous...)
@@ -221,6 +226,47 @@ func (t *Tx) knownFiles() map[string]File {
 		add(g.Files)
 	}
 	return known
+}
+
+// keptShards indexes the shards of the kept generations that the store
+// still holds by their bytes (SHA-256 and size): the current generation's
+// first, then the older ones', each in manifest order, the first name of
+// a given content winning, so the choice is the same on every run.
+func (t *Tx) keptShards() map[string]string {
+	m := map[string]string{}
+	if t.prev == nil {
+		return m
+	}
+	for _, g := range append([]Generation{{Files: t.prev.Files}}, t.prev.Previous...) {
+		for _, f := range g.Files {
+			k := contentKey(f.SHA256, f.Size)
+			if _, ok := t.known[f.Name]; ok && t.layout.IsShard(f.Name) && m[k] == "" {
+				m[k] = f.Name
+			}
+		}
+	}
+	return m
+}
+
+func contentKey(sum string, size int64) string { return sum + " " + strconv.FormatInt(size, 10) }
+
+// ShardName returns the name of shard num (1-based) whose stored bytes are
+// size bytes with the SHA-256 sum. A kept generation's shard with these
+// very bytes keeps its name, so that shards added or removed before it
+// (stable cuts) do not rename, and re-upload, every later shard: its
+// number is then its place when those bytes were first published. Other
+// bytes get Layout.Shard(num, sum). A kept name is given out once per
+// publish (a second shard of the same bytes, which only input repeating a
+// block of rows gives, takes its own name). Safe for concurrent use.
+func (t *Tx) ShardName(num, size int, sum [sha256.Size]byte) string {
+	k := contentKey(hex.EncodeToString(sum[:]), int64(size))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if name := t.shardOf[k]; name != "" {
+		delete(t.shardOf, k)
+		return name
+	}
+	return t.layout.Shard(num, sum)
 }
 
 // Transfers reports the files written so far and those skipped because

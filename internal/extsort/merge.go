@@ -10,7 +10,7 @@ import (
 type cursor struct {
 	order int // input order among the merged inputs: breaks ties between equal keys
 	r     *runReader
-	mem   *Sorter // reads mem.recs from i
+	mem   *buffer // reads mem.recs in mem.order from i
 	i     int
 	e     Entry
 }
@@ -18,10 +18,10 @@ type cursor struct {
 // advance moves to the input's next entry, or returns io.EOF.
 func (c *cursor) advance() error {
 	if c.mem != nil {
-		if c.i == len(c.mem.recs) {
+		if c.i == len(c.mem.order) {
 			return io.EOF
 		}
-		c.e = c.mem.entry(&c.mem.recs[c.i])
+		c.e = c.mem.entry(&c.mem.recs[c.mem.order[c.i]])
 		c.i++
 		return nil
 	}

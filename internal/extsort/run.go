@@ -38,8 +38,11 @@ func newRunWriter(w io.Writer) *runWriter {
 	return &runWriter{z: s2.NewWriter(w, s2.WriterBlockSize(runBlock), s2.WriterConcurrency(1))}
 }
 
+// write appends a record to the writer's buffer and hands the buffer to
+// s2 a block at a time: a whole block is compressed from it without
+// being copied again.
 func (w *runWriter) write(e *Entry) error {
-	b := append(w.buf[:0], 1)
+	b := append(w.buf, 1)
 	b = binary.AppendUvarint(b, uint64(len(e.Data)))
 	b = append(b, e.Data...)
 	b = binary.AppendUvarint(b, uint64(e.KeyAt))
@@ -52,12 +55,17 @@ func (w *runWriter) write(e *Entry) error {
 	w.buf = b
 	w.count++
 	w.most = max(w.most, len(e.Data))
+	if len(b) < runBlock {
+		return nil
+	}
 	_, err := w.z.Write(b)
+	w.buf = b[:0]
 	return err
 }
 
 func (w *runWriter) close() error {
-	b := binary.AppendUvarint(append(w.buf[:0], 0), uint64(w.count))
+	b := binary.AppendUvarint(append(w.buf, 0), uint64(w.count))
+	w.buf = b[:0]
 	if _, err := w.z.Write(b); err != nil {
 		return err
 	}

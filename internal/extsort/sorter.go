@@ -4,20 +4,22 @@
 // one stream in key order, equal keys in input order, optionally keeping
 // only the first entry of each key (--sort, --dedup).
 //
-// Memory is about Options.Memory while entries are added, and FanIn run
-// readers of about 100 KiB each while they are merged. Disk is the s2 size
+// Memory is about Options.Memory while entries are added (two buffers of
+// half the budget: one fills while the other is sorted and spilled), and
+// FanIn run readers of about 100 KiB each while they are merged. Disk is the s2 size
 // of the encoded entries (about a third of their size for generated URLs),
 // up to twice that during an intermediate merge pass, which only runs with
-// more than FanIn runs (FanIn x Memory of entries: 4 GiB by default).
+// more than FanIn runs (FanIn x Memory/2 of entries: 4 GiB by default).
 // Temporary files are unlinked as soon as they are created where the
 // system allows it, so nothing is left behind even by a crash; Close
 // removes any that remain.
 //
-// Cost: sorting in memory dominates (its key comparisons miss the cache;
-// each entry caches the 8 key bytes after the common prefix to avoid most
-// of them). Not done yet: sorting and spilling a full buffer in a
-// goroutine while the next fills, and sorting parts in parallel as
-// check's duplicate finder does.
+// Cost: a full buffer is sorted and spilled in a goroutine while Add fills
+// the other, its two halves sorted in parallel and merged as they are
+// written. The sort moves compact 24-byte items (the 16 key bytes after
+// the keys' common prefix and the entry's index), so most comparisons and
+// every swap stay in a small array instead of reading keys all over the
+// arena (cache misses); only equal 16-byte prefixes compare the keys.
 package extsort
 
 import (
@@ -51,13 +53,14 @@ func (e Entry) Key() []byte { return e.Data[e.KeyAt : e.KeyAt+e.KeyLen] }
 
 // Options configure a Sorter. The zero value is usable.
 type Options struct {
-	// Memory bounds the entries held in memory before a run is spilled,
-	// counting their bytes and 56 bytes of bookkeeping each. Default 64 MiB.
+	// Memory bounds the entries held in memory, counting their bytes and
+	// recSize bytes of bookkeeping each: two buffers of half of it, one
+	// filling while the other is spilled. Default 64 MiB.
 	Memory int
 	// Dir is where runs are spilled (--tmp). Default os.TempDir().
 	Dir string
 	// FanIn is the most runs merged at once; more runs are first merged
-	// in passes. Default 64.
+	// in passes. Default 128.
 	FanIn int
 	// Dedup keeps the first entry (in input order) of each key; Next
 	// still returns the others, with Duplicate reporting true.
@@ -77,7 +80,6 @@ type Stats struct {
 
 // rec is an entry held in memory: its Data is at arena offset off.
 type rec struct {
-	pfx           uint64 // the 8 key bytes after the keys' common prefix, big-endian, zero-padded
 	off, n        uint32
 	keyAt, keyLen uint32
 	lmAt, source  uint32
@@ -85,7 +87,33 @@ type rec struct {
 	lmKey, line   int64
 }
 
-const recSize = 56
+// item is what the in-memory sort moves: the 16 key bytes after the
+// buffer's common key prefix (big-endian, zero-padded) and the index of
+// the rec, which is also its input order.
+type item struct {
+	k0, k1 uint64
+	i      uint32
+}
+
+// recSize is the bookkeeping an entry costs in memory: its rec (48
+// bytes), its item (24) and its place in the sorted order (4).
+const recSize = 80
+
+// buffer is one of the two sets of entries in memory: filled by Add,
+// then sorted and spilled (or, the last, merged from memory).
+type buffer struct {
+	arena  arena
+	recs   []rec
+	items  []item
+	order  []uint32 // rec indexes in key order, once sorted
+	common int      // length of the keys' common prefix, once sorted
+}
+
+// spilled is what a background spill returns.
+type spilled struct {
+	r   *run
+	err error
+}
 
 // run is a spilled run: an open, usually unlinked, file.
 type run struct {
@@ -100,14 +128,15 @@ type run struct {
 // order with Next and Entry. Close releases its files in every case.
 // A Sorter is not safe for concurrent use.
 type Sorter struct {
-	opt    Options
-	arena  arena
-	recs   []rec
-	runs   []*run
-	disk   int64
-	stats  Stats
-	sorted bool
-	err    error
+	opt     Options
+	buf     *buffer      // filling
+	spare   *buffer      // the other: being spilled while pending is set
+	pending chan spilled // the spill in flight, if any
+	runs    []*run
+	disk    int64
+	stats   Stats
+	sorted  bool
+	err     error
 
 	// Reading back.
 	final    *merger
@@ -126,9 +155,9 @@ func New(o Options) *Sorter {
 		o.Dir = os.TempDir()
 	}
 	if o.FanIn < 2 {
-		o.FanIn = 64
+		o.FanIn = 128
 	}
-	return &Sorter{opt: o}
+	return &Sorter{opt: o, buf: &buffer{}, spare: &buffer{}}
 }
 
 // ErrSorted reports an Add after Sort.
@@ -146,99 +175,182 @@ func (s *Sorter) Add(e Entry) error {
 	if uint64(e.KeyAt)+uint64(e.KeyLen) > uint64(len(e.Data)) || int(e.LmAt)+int(e.LmLen) > len(e.Data) {
 		return fmt.Errorf("extsort: entry of %d bytes with key at %d+%d, lastmod at %d+%d", len(e.Data), e.KeyAt, e.KeyLen, e.LmAt, e.LmLen)
 	}
-	if len(s.recs) > 0 && s.arena.used+len(e.Data)+(len(s.recs)+1)*recSize > s.opt.Memory {
+	b := s.buf
+	if len(b.recs) > 0 && b.arena.used+len(e.Data)+(len(b.recs)+1)*recSize > s.opt.Memory/2 {
 		if s.err = s.spill(); s.err != nil {
 			return s.err
 		}
+		b = s.buf
 	}
-	if s.arena.used+len(e.Data)+2*chunkSize > 1<<32-1 {
-		return fmt.Errorf("extsort: %d bytes in memory: the budget must be under 4 GiB", s.arena.used+len(e.Data))
+	if b.arena.used+len(e.Data)+2*chunkSize > 1<<32-1 {
+		return fmt.Errorf("extsort: %d bytes in memory: the budget must be under 8 GiB", b.arena.used+len(e.Data))
 	}
-	if s.recs == nil {
-		// Room for the entries of a full budget of 200-byte entries, so
+	if b.recs == nil {
+		// Room for the entries of a full buffer of 200-byte entries, so
 		// the first run does not grow the slice by doubling copies.
-		s.recs = make([]rec, 0, min(s.opt.Memory/(200+recSize), 1<<20))
+		b.recs = make([]rec, 0, min(s.opt.Memory/2/(200+recSize), 1<<20))
 	}
-	off := s.arena.add(e.Data)
-	s.recs = append(s.recs, rec{off: uint32(off), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
+	off := b.arena.add(e.Data)
+	b.recs = append(b.recs, rec{off: uint32(off), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
 		lmAt: e.LmAt, lmLen: e.LmLen, source: e.Source, lmKey: e.LmKey, line: e.Line})
 	s.stats.Entries++
 	s.stats.DataBytes += int64(len(e.Data))
 	return nil
 }
 
-func (s *Sorter) key(r *rec) []byte {
-	return s.arena.bytes(r.off, r.n)[r.keyAt : r.keyAt+r.keyLen]
+func (b *buffer) key(r *rec) []byte {
+	return b.arena.bytes(r.off, r.n)[r.keyAt : r.keyAt+r.keyLen]
 }
 
-// sortMemory sorts the entries in memory by key, then input order (the
-// arena offset grows with it), so equal keys keep their order.
+// sort orders the buffer's entries by key, then input order (the rec
+// index), into b.order.
 //
 // Keys share a long prefix (scheme, host, folder), and reading a key is a
-// cache miss in an arena of tens of MiB, so each entry first gets the 8 key
-// bytes after the common prefix as a number: most comparisons end there,
-// without touching the arena.
-func (s *Sorter) sortMemory() {
-	if len(s.recs) == 0 {
+// cache miss in an arena of tens of MiB, so each entry first gets the 16
+// key bytes after the common prefix as two numbers, and the sort moves
+// those compact items: most comparisons end there, without touching the
+// arena. Two halves are sorted in parallel, then merged.
+func (b *buffer) sort() {
+	n := len(b.recs)
+	b.order = b.order[:0]
+	if n == 0 {
 		return
 	}
-	first := s.key(&s.recs[0])
+	first := b.key(&b.recs[0])
 	common := len(first)
-	for i := 1; i < len(s.recs) && common > 0; i++ {
-		k := s.key(&s.recs[i])
-		n := min(common, len(k))
+	for i := 1; i < n && common > 0; i++ {
+		k := b.key(&b.recs[i])
+		m := min(common, len(k))
 		j := 0
-		for j < n && k[j] == first[j] {
+		for j < m && k[j] == first[j] {
 			j++
 		}
 		common = j
 	}
-	for i := range s.recs {
-		r := &s.recs[i]
-		var b [8]byte
-		copy(b[:], s.key(r)[common:])
-		r.pfx = binary.BigEndian.Uint64(b[:])
+	b.common = common
+	b.items = slices.Grow(b.items[:0], n)[:n]
+	for i := range b.recs {
+		var k [16]byte
+		copy(k[:], b.key(&b.recs[i])[common:])
+		b.items[i] = item{k0: binary.BigEndian.Uint64(k[:8]), k1: binary.BigEndian.Uint64(k[8:]), i: uint32(i)}
 	}
-	slices.SortFunc(s.recs, func(a, b rec) int {
-		if a.pfx != b.pfx {
-			return cmp.Compare(a.pfx, b.pfx)
+	cmpItem := func(x, y item) int {
+		if x.k0 != y.k0 {
+			return cmp.Compare(x.k0, y.k0)
 		}
-		if c := bytes.Compare(s.key(&a), s.key(&b)); c != 0 {
+		if x.k1 != y.k1 {
+			return cmp.Compare(x.k1, y.k1)
+		}
+		if c := bytes.Compare(b.key(&b.recs[x.i])[common:], b.key(&b.recs[y.i])[common:]); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.off, b.off)
-	})
+		return cmp.Compare(x.i, y.i)
+	}
+	b.order = slices.Grow(b.order, n)
+	if n < 1<<12 {
+		slices.SortFunc(b.items, cmpItem)
+		for _, it := range b.items {
+			b.order = append(b.order, it.i)
+		}
+		return
+	}
+	lo, hi := b.items[:n/2], b.items[n/2:]
+	done := make(chan struct{})
+	go func() {
+		slices.SortFunc(hi, cmpItem)
+		close(done)
+	}()
+	slices.SortFunc(lo, cmpItem)
+	<-done
+	for len(lo) > 0 && len(hi) > 0 {
+		if cmpItem(hi[0], lo[0]) < 0 {
+			b.order = append(b.order, hi[0].i)
+			hi = hi[1:]
+		} else {
+			b.order = append(b.order, lo[0].i)
+			lo = lo[1:]
+		}
+	}
+	for _, it := range lo {
+		b.order = append(b.order, it.i)
+	}
+	for _, it := range hi {
+		b.order = append(b.order, it.i)
+	}
 }
 
-func (s *Sorter) entry(r *rec) Entry {
-	return Entry{Data: s.arena.bytes(r.off, r.n), KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
+func (b *buffer) entry(r *rec) Entry {
+	return Entry{Data: b.arena.bytes(r.off, r.n), KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
 		LmAt: r.lmAt, LmLen: r.lmLen, Source: r.source, Line: r.line}
 }
 
-// spill writes the entries in memory as a sorted run and empties memory.
+// reset empties the buffer, keeping its memory.
+func (b *buffer) reset() {
+	b.arena.reset()
+	b.recs, b.order = b.recs[:0], b.order[:0]
+}
+
+// spill hands the full buffer to a goroutine that sorts it and writes it
+// as a run, and goes on with the other buffer, once its own spill (if
+// any) is done: at most one spill is in flight, so memory stays two
+// buffers.
 func (s *Sorter) spill() error {
-	s.sortMemory()
-	r, err := s.writeRun(func(w *runWriter) error {
-		for i := range s.recs {
-			e := s.entry(&s.recs[i])
-			if err := w.write(&e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.wait(); err != nil {
 		return err
 	}
-	s.runs = append(s.runs, r)
-	s.arena.reset()
-	s.recs = s.recs[:0]
+	full := s.buf
+	s.buf, s.spare = s.spare, full
+	done := make(chan spilled, 1)
+	s.pending = done
+	go func() {
+		full.sort()
+		r, err := writeRun(s.opt.Dir, func(w *runWriter) error {
+			for _, i := range full.order {
+				e := full.entry(&full.recs[i])
+				if err := w.write(&e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		full.reset()
+		done <- spilled{r, err}
+	}()
 	return nil
 }
 
-// writeRun creates a temporary file and fills it with fill's records.
-func (s *Sorter) writeRun(fill func(*runWriter) error) (*run, error) {
-	f, err := os.CreateTemp(s.opt.Dir, "sitemapgen-sort-*.run")
+// wait waits for the spill in flight, if any, and records its run.
+func (s *Sorter) wait() error {
+	if s.pending == nil {
+		return nil
+	}
+	sp := <-s.pending
+	s.pending = nil
+	if sp.err != nil {
+		return sp.err
+	}
+	s.addRun(sp.r)
+	return nil
+}
+
+// addRun adds a spilled run to s's.
+func (s *Sorter) addRun(r *run) {
+	s.runs = append(s.runs, r)
+	s.count(r)
+}
+
+// count counts a new run in the stats.
+func (s *Sorter) count(r *run) {
+	s.stats.Runs++
+	s.stats.SpillBytes += r.size
+	s.disk += r.size
+	s.stats.PeakDisk = max(s.stats.PeakDisk, s.disk)
+}
+
+// writeRun creates a temporary file in dir and fills it with fill's
+// records.
+func writeRun(dir string, fill func(*runWriter) error) (*run, error) {
+	f, err := os.CreateTemp(dir, "sitemapgen-sort-*.run")
 	if err != nil {
 		return nil, fmt.Errorf("extsort: %w", err)
 	}
@@ -266,10 +378,6 @@ func (s *Sorter) writeRun(fill func(*runWriter) error) (*run, error) {
 		r.name = f.Name()
 	}
 	r.count, r.most, r.size = w.count, w.most, cw.n
-	s.stats.Runs++
-	s.stats.SpillBytes += cw.n
-	s.disk += cw.n
-	s.stats.PeakDisk = max(s.stats.PeakDisk, s.disk)
 	return r, nil
 }
 
@@ -304,7 +412,11 @@ func (s *Sorter) Sort() error {
 		return nil
 	}
 	s.sorted = true
-	s.sortMemory()
+	if err := s.wait(); err != nil {
+		s.err = err
+		return err
+	}
+	s.buf.sort()
 	// The in-memory entries count as one input of the final merge.
 	for len(s.runs)+1 > s.opt.FanIn {
 		s.stats.Passes++
@@ -332,7 +444,7 @@ func (s *Sorter) Sort() error {
 		}
 		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most)})
 	}
-	cs = append(cs, &cursor{order: len(s.runs), mem: s})
+	cs = append(cs, &cursor{order: len(s.runs), mem: s.buf})
 	if err := s.start(cs); err != nil {
 		s.err = err
 		return err
@@ -353,7 +465,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 	if err := m.init(cs); err != nil {
 		return nil, err
 	}
-	r, err := s.writeRun(func(w *runWriter) error {
+	r, err := writeRun(s.opt.Dir, func(w *runWriter) error {
 		for {
 			c, err := m.next()
 			if err == io.EOF {
@@ -367,6 +479,9 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 			}
 		}
 	})
+	if err == nil {
+		s.count(r) // before the group is closed: both are on disk at the peak
+	}
 	for _, g := range group {
 		s.closeRun(g)
 	}
@@ -425,11 +540,17 @@ func (s *Sorter) Stats() Stats { return s.stats }
 // Close releases s's temporary files and memory. It is safe to call more
 // than once, and at any point.
 func (s *Sorter) Close() error {
+	if s.pending != nil {
+		if sp := <-s.pending; sp.r != nil {
+			s.runs = append(s.runs, sp.r)
+		}
+		s.pending = nil
+	}
 	for _, r := range s.runs {
 		s.closeRun(r)
 	}
 	s.runs, s.final = nil, nil
-	s.arena, s.recs = arena{}, nil
+	s.buf, s.spare = &buffer{}, &buffer{}
 	s.sorted = true // no more Add
 	return nil
 }

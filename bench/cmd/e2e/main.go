@@ -14,12 +14,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -46,11 +42,21 @@ func main() {
 	level := flag.Int("gzip-level", 6, "gzip level")
 	procs := flag.Int("gzip-procs", 0, "goroutines per shard: 0 = pgzip on all cores, 1 = one single-stream gzip per core")
 	limitBytes := flag.Int64("limit-bytes", 4<<30, "measure the compression limit on at most this many uncompressed bytes")
+	cutFlag := flag.String("cut", "stable", "shard cuts: stable (the product's default), tight, or a list (tight,stable) run alternately")
+	sortFlag := flag.Bool("sort", false, "--sort: order the entries by loc through internal/extsort (runs spilled to -dir)")
 	minRatio := flag.Float64("min-ratio", 0, "exit 1 when the median end-to-end/limit ratio is below this")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last pipeline run")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
 	flag.Parse()
 
+	var cuts []shard.CutMode
+	for _, name := range strings.Split(*cutFlag, ",") {
+		cut, err := shard.ParseCutMode(name)
+		if err != nil {
+			fail(err)
+		}
+		cuts = append(cuts, cut)
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fail(err)
 	}
@@ -63,15 +69,19 @@ func main() {
 		fail(err)
 	}
 
-	var res []result
+	// With several cut modes the runs alternate between them (tight,
+	// stable, tight, stable, ...), so the machine's drift hits both alike.
+	res := make([][]result, len(cuts))
 	for i := range *runs {
-		r, err := once(in, *dir, scope, *level, *procs, *limitBytes, i == *runs-1, *cpuprofile)
-		if err != nil {
-			fail(err)
+		for k, cut := range cuts {
+			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, i == *runs-1 && k == len(cuts)-1, *cpuprofile)
+			if err != nil {
+				fail(err)
+			}
+			res[k] = append(res[k], r)
+			fmt.Fprintf(os.Stderr, "run %d, %s cuts: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
+				i+1, cut, r.rowsPerSec(), r.limitRowsPerSec(), r.ratio(), r.rss>>20)
 		}
-		res = append(res, r)
-		fmt.Fprintf(os.Stderr, "run %d: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
-			i+1, r.rowsPerSec(), r.limitRowsPerSec(), r.ratio(), r.rss>>20)
 	}
 	if *memprofile != "" {
 		f, err := os.Create(*memprofile)
@@ -83,25 +93,37 @@ func main() {
 		}
 		f.Close()
 	}
-	m := median(res)
 	mode := "pgzip, all cores per shard"
 	if *procs == 1 {
 		mode = "one gzip stream per shard, a shard per core"
 	}
-	fmt.Printf("| metric | median of %d runs |\n|---|---|\n", len(res))
-	fmt.Printf("| rows | %d |\n", m.rows)
-	fmt.Printf("| cores (GOMAXPROCS) | %d |\n", runtime.GOMAXPROCS(0))
-	fmt.Printf("| gzip | level %d, %s |\n", *level, mode)
-	fmt.Printf("| end-to-end | %.2f s, %.0f rows/s, %.0f MB/s uncompressed XML |\n", m.seconds, m.rowsPerSec(), float64(m.xml)/m.seconds/1e6)
-	fmt.Printf("| compression limit (same bytes, compressor, level, cores) | %.0f rows/s |\n", m.limitRowsPerSec())
-	fmt.Printf("| **end-to-end / limit** | **%.2f** |\n", m.ratio())
-	fmt.Printf("| CPU time | %.2f s, %.0f%% of %d cores |\n", m.cpuSecs, 100*m.cpuSecs/m.seconds/float64(runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0))
-	fmt.Printf("| peak RSS | %d MiB |\n", m.rss>>20)
-	fmt.Printf("| allocations per row | %.5f |\n", m.allocsPerRow)
-	fmt.Printf("| output | %d MB XML, %d MB gzip, %d shards |\n", m.xml/1e6, m.gz/1e6, m.shards)
-	fmt.Printf("| stage busy time (s, summed over goroutines) | %s |\n", m.stages)
-	if m.ratio() < *minRatio {
-		fmt.Printf("FAIL: end-to-end is %.2f of the compression limit, below %.2f\n", m.ratio(), *minRatio)
+	failed := false
+	var ratios []float64
+	for k, cut := range cuts {
+		m := median(res[k])
+		ratios = append(ratios, m.ratio())
+		fmt.Printf("| metric | median of %d runs |\n|---|---|\n", len(res[k]))
+		fmt.Printf("| rows | %d |\n", m.rows)
+		fmt.Printf("| cores (GOMAXPROCS) | %d |\n", runtime.GOMAXPROCS(0))
+		fmt.Printf("| gzip | level %d, %s |\n", *level, mode)
+		fmt.Printf("| cuts | %s%s |\n", cut, map[bool]string{true: ", --sort"}[*sortFlag])
+		fmt.Printf("| end-to-end | %.2f s, %.0f rows/s, %.0f MB/s uncompressed XML |\n", m.seconds, m.rowsPerSec(), float64(m.xml)/m.seconds/1e6)
+		fmt.Printf("| compression limit (same bytes, compressor, level, cores) | %.0f rows/s |\n", m.limitRowsPerSec())
+		fmt.Printf("| **end-to-end / limit** | **%.2f** |\n", m.ratio())
+		fmt.Printf("| CPU time | %.2f s, %.0f%% of %d cores |\n", m.cpuSecs, 100*m.cpuSecs/m.seconds/float64(runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0))
+		fmt.Printf("| peak RSS | %d MiB |\n", m.rss>>20)
+		fmt.Printf("| allocations per row | %.5f |\n", m.allocsPerRow)
+		fmt.Printf("| output | %d MB XML, %d MB gzip, %d shards |\n", m.xml/1e6, m.gz/1e6, m.shards)
+		fmt.Printf("| stage busy time (s, summed over goroutines) | %s |\n", m.stages)
+		if m.ratio() < *minRatio {
+			fmt.Printf("FAIL: %s cuts: end-to-end is %.2f of the compression limit, below %.2f\n", cut, m.ratio(), *minRatio)
+			failed = true
+		}
+	}
+	for k := 1; k < len(cuts); k++ {
+		fmt.Printf("ratio %s / %s: %.3f\n", cuts[k], cuts[0], ratios[k]/ratios[0])
+	}
+	if failed {
 		os.Exit(1)
 	}
 }
@@ -158,7 +180,7 @@ func (r result) limitRowsPerSec() float64 { return float64(r.rows) / r.limitSecs
 func (r result) ratio() float64           { return r.limitSecs / r.seconds }
 
 // once runs the pipeline, then measures the compression limit on its output.
-func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
+func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
 	out, err := os.MkdirTemp(dir, "out-")
 	if err != nil {
 		return result{}, err
@@ -185,7 +207,7 @@ func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int6
 	start := time.Now()
 	rep, err := pipeline.Run(context.Background(), pipeline.Config{
 		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
-		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: level, GzipProcs: procs,
+		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, Cut: cut, Sort: sorted, TmpDir: dir, GzipLevel: level, GzipProcs: procs,
 	})
 	secs := time.Since(start).Seconds()
 	cpu := cpuSeconds() - cpu0
@@ -201,73 +223,12 @@ func once(in, dir string, scope *encode.Scope, level, procs int, limitBytes int6
 	r.stageSecs = rep.StageSeconds
 	r.stages = stageString(rep.StageSeconds)
 
-	limit, measured, err := compressionLimit(out, rep.Files, level, procs, limitBytes)
+	limit, measured, err := bench.CompressionLimit(out, rep.Files, level, procs, limitBytes)
 	if err != nil {
 		return result{}, err
 	}
 	r.limitSecs = limit * float64(rep.BytesUncompressed) / float64(measured)
 	return r, nil
-}
-
-// compressionLimit decompresses the run's shards (untimed) and times
-// compressing them again the way the pipeline does, with nothing else to do.
-// It returns the seconds and the bytes measured.
-func compressionLimit(dir string, files []string, level, procs int, maxBytes int64) (float64, int64, error) {
-	var shards [][]byte
-	var total int64
-	for _, name := range files {
-		if !strings.HasSuffix(name, ".xml.gz") || total >= maxBytes {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return 0, 0, err
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return 0, 0, err
-		}
-		raw, err := io.ReadAll(zr)
-		if err != nil {
-			return 0, 0, err
-		}
-		shards = append(shards, raw)
-		total += int64(len(raw))
-	}
-	workers := 1
-	if procs == 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var comps []*shard.Compressor
-	for range workers {
-		c, err := shard.NewCompressor(level, procs)
-		if err != nil {
-			return 0, 0, err
-		}
-		comps = append(comps, c)
-	}
-	work := make(chan []byte)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for _, c := range comps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range work {
-				c.Compress(s)
-			}
-		}()
-	}
-	for _, s := range shards {
-		work <- s
-	}
-	close(work)
-	wg.Wait()
-	secs := time.Since(start).Seconds()
-	shards = nil
-	runtime.GC()
-	debug.FreeOSMemory()
-	return secs, total, nil
 }
 
 func stageString(s map[string]float64) string {
