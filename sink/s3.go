@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sitemapgen/sitemapgen/internal/s3client"
 )
 
 // S3Options configure an S3 sink. Zero values take the defaults noted.
@@ -103,35 +103,12 @@ func NewS3(ctx context.Context, opt S3Options) (*S3, error) {
 	if opt.MaxAttempts <= 0 {
 		opt.MaxAttempts = 6
 	}
-	var loadOpts []func(*config.LoadOptions) error
-	if opt.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(opt.Region))
-	}
-	if opt.HTTPClient != nil {
-		loadOpts = append(loadOpts, config.WithHTTPClient(opt.HTTPClient))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	client, err := s3client.New(ctx, s3client.Options{Endpoint: opt.Endpoint, PathStyle: opt.PathStyle,
+		Region: opt.Region, MaxAttempts: opt.MaxAttempts, HTTPClient: opt.HTTPClient})
 	if err != nil {
-		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
+		return nil, err
 	}
-	if cfg.Region == "" {
-		// S3-compatible stores rarely care; AWS redirects the signature.
-		cfg.Region = "us-east-1"
-	}
-	s := &S3{opt: opt}
-	s.client = s3.NewFromConfig(cfg, func(o *s3.Options) {
-		if opt.Endpoint != "" {
-			o.BaseEndpoint = aws.String(opt.Endpoint)
-		}
-		o.UsePathStyle = opt.PathStyle
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = opt.MaxAttempts
-			so.MaxBackoff = 20 * time.Second
-			// The client-side retry quota would turn a long spell of
-			// throttling into failures; the backoff already paces us.
-			so.RateLimiter = ratelimit.None
-		})
-	})
+	s := &S3{opt: opt, client: client}
 	s.tm = transfermanager.New(s.client, func(o *transfermanager.Options) {
 		o.PartSizeBytes = opt.PartSize
 		o.MultipartUploadThreshold = opt.PartSize

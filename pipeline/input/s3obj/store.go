@@ -15,14 +15,13 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/sitemapgen/sitemapgen/internal/s3client"
 )
 
 // Options configure a Store. Zero values take the defaults noted.
@@ -69,35 +68,13 @@ func New(ctx context.Context, opt Options) (*Store, error) {
 	case opt.Resumes < 0:
 		opt.Resumes = 0
 	}
-	var loadOpts []func(*config.LoadOptions) error
-	if opt.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(opt.Region))
-	}
-	if opt.HTTPClient != nil {
-		loadOpts = append(loadOpts, config.WithHTTPClient(opt.HTTPClient))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1" // S3-compatible stores rarely care; AWS redirects the signature
-	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		if opt.Endpoint != "" {
-			o.BaseEndpoint = aws.String(opt.Endpoint)
-		}
-		o.UsePathStyle = opt.PathStyle
+	client, err := s3client.New(ctx, s3client.Options{Endpoint: opt.Endpoint, PathStyle: opt.PathStyle,
+		Region: opt.Region, MaxAttempts: opt.MaxAttempts, HTTPClient: opt.HTTPClient},
 		// Ranged GETs carry no whole-object checksum: not worth a log line each.
-		o.DisableLogOutputChecksumValidationSkipped = true
-		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
-			so.MaxAttempts = opt.MaxAttempts
-			so.MaxBackoff = 20 * time.Second
-			// The client-side retry quota would turn a long spell of
-			// throttling into failures; the backoff already paces us.
-			so.RateLimiter = ratelimit.None
-		})
-	})
+		func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
+	if err != nil {
+		return nil, err
+	}
 	return &Store{client: client, resumes: opt.Resumes}, nil
 }
 
