@@ -3,11 +3,15 @@ package sink_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -109,4 +113,51 @@ func TestS3Lock(t *testing.T) {
 		t.Fatalf("Lock of an expired lock: %v", err)
 	}
 	d.Release(ctx)
+}
+
+// releaseOnRead is an HTTP client that, on the first GET of key, first
+// deletes it: the holder released the lock between a newcomer's refused
+// create and its read of the lock.
+type releaseOnRead struct {
+	t    *testing.T
+	c    *s3.Client
+	key  string
+	once sync.Once
+}
+
+func (h *releaseOnRead) Do(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, h.key) {
+		h.once.Do(func() {
+			bucket := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")[0]
+			if _, err := h.c.DeleteObject(req.Context(), &s3.DeleteObjectInput{Bucket: &bucket, Key: &h.key}); err != nil {
+				h.t.Errorf("delete %s: %v", h.key, err)
+			}
+		})
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// TestS3LockReleasedWhileRead: a lock released between a newcomer's create
+// (refused) and its read (no such key) is free: the newcomer takes it
+// instead of failing on the missing object.
+func TestS3LockReleasedWhileRead(t *testing.T) {
+	ep := s3test.Endpoint(t)
+	c := s3test.Client(t, ep)
+	bucket := s3test.NewBucket(t, c)
+	ctx := context.Background()
+	t.Setenv("AWS_CA_BUNDLE", "") // the SDK cannot add a CA bundle to a client of its own
+	s3test.Put(t, c, bucket, "p/.z.lock", []byte(`{"owner":"run A","expires":"2999-01-01T00:00:00Z"}`))
+	s, err := sink.NewS3(ctx, sink.S3Options{Bucket: bucket, Prefix: "p/", Endpoint: ep, PathStyle: true,
+		HTTPClient: &releaseOnRead{t: t, c: c, key: "p/.z.lock"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Lock(ctx, ".z.lock", "run B", time.Minute)
+	if err != nil {
+		t.Fatalf("Lock of a lock released while being read: %v", err)
+	}
+	if got := s3test.Get(t, c, bucket, "p/.z.lock").Data; !strings.Contains(string(got), "run B") {
+		t.Fatalf("lock object %q, want run B's", got)
+	}
+	l.Release(ctx)
 }

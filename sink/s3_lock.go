@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -30,12 +32,17 @@ type s3LockBody struct {
 func (s *S3) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
 	l := &s3Lock{s: s, name: name, owner: owner, ttl: ttl, stop: make(chan struct{}), done: make(chan struct{})}
 	etag, err := l.put(ctx, nil)
-	if isPrecondition(err) {
+	// The holder may release the lock between our create and our read of
+	// it: then the create is tried again, a few times.
+	for try := 0; isPrecondition(err) && try < 5; try++ {
 		// Taken, or left by a run that died: take it over only if expired.
 		var held s3LockBody
 		var heldTag string
 		held, heldTag, err = l.read(ctx)
 		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			etag, err = l.put(ctx, nil)
+			continue
 		case err != nil:
 			return nil, err
 		case held.Owner == owner:
@@ -51,6 +58,9 @@ func (s *S3) Lock(ctx context.Context, name, owner string, ttl time.Duration) (L
 		if isPrecondition(err) {
 			return nil, fmt.Errorf("%w: %s%s was taken over by another run just now", ErrLocked, s, name)
 		}
+	}
+	if isPrecondition(err) {
+		return nil, fmt.Errorf("%w: %s%s is taken and released by other runs again and again", ErrLocked, s, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s%s: %w", s, name, explain(err, s.opt.Bucket))
@@ -100,6 +110,10 @@ func (l *s3Lock) put(ctx context.Context, ifMatch *string) (string, error) {
 func (l *s3Lock) read(ctx context.Context) (s3LockBody, string, error) {
 	var b s3LockBody
 	out, err := l.s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.s.opt.Bucket), Key: l.s.key(l.name)})
+	var nk *types.NoSuchKey
+	if errors.As(err, &nk) {
+		return b, "", fmt.Errorf("read lock %s%s: %w", l.s, l.name, fs.ErrNotExist)
+	}
 	if err != nil {
 		return b, "", fmt.Errorf("read lock %s%s: %w", l.s, l.name, explain(err, l.s.opt.Bucket))
 	}
