@@ -50,6 +50,7 @@ const (
 	CodeTooManyURLs    Code = "too_many_urls"       // more URLs in a sitemap than the limit
 	CodeTooManyBytes   Code = "too_many_bytes"      // sitemap larger than the limit, uncompressed
 	CodeTooManyEntries Code = "too_many_entries"    // more entries in an index than the limit
+	CodeTooManyNews    Code = "too_many_news"       // more than MaxNewsURLs news items in a sitemap
 	CodeTooDeep        Code = "too_deep"            // indexes nested deeper than the limit
 	CodeMissingFile    Code = "missing_file"        // a referenced file does not exist
 	CodeListedTwice    Code = "listed_twice"        // a file referenced more than once (or a cycle)
@@ -65,6 +66,9 @@ const (
 	CodeNotXML         Code = "not_xml"             // HTTP: an HTML page (a soft 404) or other non-XML body
 	CodeNoSitemap      Code = "no_sitemap"          // a robots.txt with no Sitemap: line
 )
+
+// MaxNewsURLs is the most news items Google reads in one news sitemap.
+const MaxNewsURLs = 1000
 
 // Codes of loc problems are the encoder's rejection reasons:
 // "not_http_url", "bad_host", "bad_port", "userinfo", "out_of_scope",

@@ -77,8 +77,8 @@ func newDupes(dir string, runRecords, parts int) *dupes {
 
 // hash fingerprints a normalised URL, and keeps its text when the
 // fingerprint may have been seen before: it may be a duplicate.
-func (d *dupes) hash(b []byte, file, ord uint32, text []byte) (uint64, uint64) {
-	h, h2 := maphash.Bytes(d.seed, b), maphash.Bytes(d.seed2, b)
+func (d *dupes) hash(b []byte, file, ord uint32, text []byte, domain uint64) (uint64, uint64) {
+	h, h2 := maphash.Bytes(d.seed, b)^domain, maphash.Bytes(d.seed2, b)^domain
 	if d.hashed.Add(1) <= smallSet {
 		d.tmu.Lock()
 		d.texts[place{file, ord}] = string(text)

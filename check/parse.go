@@ -58,6 +58,8 @@ type parser struct {
 	ord     uint32
 	entries []entry
 	recs    []record
+	news    bool      // a urlset declaring the news namespace: a news sitemap
+	newsN   int       // <news:news> elements
 	urlLoc  bool      // the current <url> has a <loc>
 	page    pageLinks // the current <url>'s loc and hreflang alternates
 
@@ -356,6 +358,9 @@ func (p *parser) start(t xml.StartElement) bool {
 		switch {
 		case ns == NSSitemap && t.Name.Local == "urlset":
 			p.kind, f.e = kindURLSet, urlsetElem
+			for _, b := range p.ns {
+				p.news = p.news || b.uri == NSNews
+			}
 		case ns == NSSitemap && t.Name.Local == "sitemapindex":
 			p.kind, f.e = kindIndex, sitemapindexElem
 		default:
@@ -364,6 +369,9 @@ func (p *parser) start(t xml.StartElement) bool {
 		}
 	default:
 		f.e = p.child(&p.stack[depth-1], ns, t.Name.Local, line)
+		if ns == NSNews && t.Name.Local == "news" {
+			p.newsN++
+		}
 	}
 	if f.e == nil && p.skip == 0 {
 		p.skip = depth + 1
@@ -558,6 +566,9 @@ func (p *parser) finish(f *frame, e *elem) {
 			n = f.n
 		}
 		if n < pt.min && pt.e != nil {
+			if e == urlsetElem && p.news && p.urls == 0 {
+				break // an empty news sitemap: Google accepts it (no fresh article)
+			}
 			p.problem(f.line, CodeMissingElement, fmt.Sprintf("<%s> lacks the required <%s>", e.local, pt.e.local), "")
 			break
 		}
@@ -620,7 +631,13 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
 	}
 	if fingerprint {
-		h, h2 := p.c.dupes.hash(out, p.file, p.ord, s)
+		var domain uint64
+		if p.news {
+			// A news sitemap repeats articles the regular sitemaps list:
+			// its URLs are duplicates only of each other.
+			domain = newsDomain
+		}
+		h, h2 := p.c.dupes.hash(out, p.file, p.ord, s, domain)
 		p.recs = append(p.recs, record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord})
 		if len(p.recs) == cap(p.recs) {
 			p.c.dupes.add(p.recs)
@@ -629,6 +646,10 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 	}
 	return true
 }
+
+// newsDomain sets the fingerprints of news sitemaps' URLs apart from the
+// others'.
+const newsDomain = 0x9e3779b97f4a7c15
 
 func hasPrefixFold(s []byte, lower string) bool {
 	if len(s) < len(lower) {

@@ -259,6 +259,10 @@ func (c *checker) checkFile(t task) []task {
 		c.report(Problem{File: t.name, Code: CodeTooManyURLs,
 			Message: fmt.Sprintf("%d URLs, more than the limit of %d", p.urls, lim.MaxURLs)})
 	}
+	if p.kind == kindURLSet && p.newsN > MaxNewsURLs {
+		c.report(Problem{File: t.name, Code: CodeTooManyNews,
+			Message: fmt.Sprintf("%d <news:news> items, more than the %d Google reads in a news sitemap", p.newsN, MaxNewsURLs)})
+	}
 	if p.kind != kindIndex {
 		return nil
 	}
@@ -418,9 +422,9 @@ func (c *checker) claim(t task, e entry, rel string) bool {
 }
 
 // ownName matches the names generate gives the files of a set: shards
-// STEM-000001-0123456789.xml.gz and indexes STEM-index-0001-0123456789.xml
-// (older runs wrote them without the content sum).
-var ownName = regexp.MustCompile(`^-(index-)?[0-9]{4,}(-[0-9a-f]{10})?\.xml(\.gz)?$`)
+// STEM-000001-0123456789.xml.gz, indexes STEM-index-0001.xml (older runs
+// wrote them with the content sum) and news sitemaps STEM-news-0001.xml.gz.
+var ownName = regexp.MustCompile(`^-((index-)?[0-9]{4,}(-[0-9a-f]{10})?\.xml(\.gz)?|news-[0-9]{4,}\.xml\.gz)$`)
 
 // maxManifest bounds the bytes read of a manifest.
 const maxManifest = 64 << 20

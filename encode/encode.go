@@ -46,6 +46,10 @@ type Result struct {
 	// text and LastmodLen its length; LastmodLen is 0 when none was written.
 	LastmodAt  int
 	LastmodLen int
+	// NewsAt is, for an Encoder with a news window (SetNewsWindow), the
+	// offset in the returned slice of the row's separate news entry, which
+	// runs to its end; 0 when the row has none.
+	NewsAt int
 }
 
 // Encoder validates and encodes rows for one scope. It keeps small reusable
@@ -65,6 +69,8 @@ type Encoder struct {
 	zone zoneCache // the last period of tz a zone-less lastmod fell in
 
 	media []byte // escaped media query of media alternates; nil: DefaultMediaQuery
+
+	news *newsWindow // nil: news items are written in the <url> entry
 }
 
 // NewEncoder returns an Encoder that accepts only URLs under scope and reads
@@ -86,6 +92,9 @@ func NewEncoder(scope *Scope, tz *time.Location) *Encoder {
 // order, then the media alternate), image:image, video:video, news:news and
 // mobile:mobile; their hrefs and URLs are normalised like a loc but may be
 // on any host (no scope), and must be absolute http(s) URLs.
+//
+// With a news window (SetNewsWindow), the news item goes in a second entry
+// of its own instead (see Result.NewsAt).
 //
 // When the loc is rejected, Result.Reason says why and dst is returned
 // unchanged. A bad optional field or extension element is left out and
@@ -144,7 +153,16 @@ func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 		dst, w = e.appendExt(dst, &f, locAt, locEnd)
 		res.Warnings |= w
 	}
-	return append(dst, "</url>\n"...), res
+	dst = append(dst, "</url>\n"...)
+	if e.news != nil && len(f.Ext) > 0 && hasNews(&f) {
+		at := len(dst)
+		var w Warning
+		if dst, w = e.appendNewsEntry(dst, &f, locAt, locEnd); len(dst) > at {
+			res.NewsAt = at
+		}
+		res.Warnings |= w
+	}
+	return dst, res
 }
 
 // trimWhite trims ASCII white space (space, \t, \n, \v, \f, \r) from both

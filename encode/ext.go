@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -360,7 +361,7 @@ func (e *Encoder) appendExt(dst []byte, f *Fields, locAt, locEnd int) ([]byte, W
 			}
 		}
 	}
-	if hasAny(&has, ExtNewsName, ExtNewsTitle+1) {
+	if e.news == nil && hasAny(&has, ExtNewsName, ExtNewsTitle+1) {
 		dst, w = e.appendNews(dst, f, w)
 	}
 
@@ -537,8 +538,55 @@ var videoElems = [numExtKinds - ExtVideoDuration]string{
 	"tag", "category", "family_friendly", "requires_subscription", "live",
 }
 
+// NewsSkew is how far in the future of a news window's end (see
+// Encoder.SetNewsWindow) a publication date may lie: clocks and exports
+// disagree by seconds or minutes, not by hours.
+const NewsSkew = 15 * time.Minute
+
+// newsWindow holds the publication dates, in LastmodKey units, a news item
+// must fall between to be written.
+type newsWindow struct{ oldest, newest int64 }
+
+// SetNewsWindow makes AppendURL write a row's news item apart from its
+// <url> entry: after the entry (which then carries no <news:news>) it
+// appends a second one, <url><loc>…</loc><news:news>…</news:news></url>,
+// for the row's news sitemap, and Result.NewsAt says where it starts. An
+// item published before oldest is left out (NewsExpired), as is one
+// published after newest plus NewsSkew (NewsFuture): Google wants only the
+// articles of the last two days in a news sitemap.
+func (e *Encoder) SetNewsWindow(oldest, newest time.Time) {
+	e.news = &newsWindow{oldest: oldest.UnixMicro(), newest: newest.Add(NewsSkew).UnixMicro()}
+}
+
+// appendNewsEntry appends the row's separate news entry for the loc at
+// dst[locAt:locEnd], or nothing when the row has no valid news item in the
+// window.
+func (e *Encoder) appendNewsEntry(dst []byte, f *Fields, locAt, locEnd int) ([]byte, Warning) {
+	mark := len(dst)
+	dst = append(dst, "<url><loc>"...)
+	dst = append(dst, dst[locAt:locEnd]...)
+	dst = append(dst, "</loc>"...)
+	at := len(dst)
+	dst, w := e.appendNews(dst, f, 0)
+	if len(dst) == at {
+		return dst[:mark], w
+	}
+	return append(dst, "</url>\n"...), w
+}
+
+// hasNews reports whether f carries a value in a news column.
+func hasNews(f *Fields) bool {
+	for j, c := range f.Ext {
+		if c.Kind >= ExtNewsName && c.Kind <= ExtNewsTitle && j < len(f.ExtVals) && len(trimWhite(f.ExtVals[j])) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // appendNews appends the row's <news:news>, or nothing with NewsInvalid
-// when a required part is missing or bad.
+// when a required part is missing or bad (or NewsExpired, NewsFuture when
+// its publication date is outside the Encoder's news window).
 func (e *Encoder) appendNews(dst []byte, f *Fields, w Warning) ([]byte, Warning) {
 	mark := len(dst)
 	name, lang, date, title := first(f, ExtNewsName), first(f, ExtNewsLanguage), first(f, ExtNewsDate), first(f, ExtNewsTitle)
@@ -553,8 +601,17 @@ func (e *Encoder) appendNews(dst []byte, f *Fields, w Warning) ([]byte, Warning)
 	}
 	dst = append(dst, "</news:language></news:publication><news:publication_date>"...)
 	var lw Warning
-	if dst, _, lw = appendLastmodZone(dst, date, e.tz, &e.zone); lw != 0 {
+	var key int64
+	if dst, key, lw = appendLastmodZone(dst, date, e.tz, &e.zone); lw != 0 {
 		return dst[:mark], w | NewsInvalid
+	}
+	if n := e.news; n != nil {
+		switch {
+		case key < n.oldest:
+			return dst[:mark], w | NewsExpired
+		case key > n.newest:
+			return dst[:mark], w | NewsFuture
+		}
 	}
 	dst = append(dst, "</news:publication_date><news:title>"...)
 	dst = appendEscaped(dst, title)

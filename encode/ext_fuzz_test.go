@@ -3,9 +3,11 @@ package encode
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzAppendURLExtensions feeds random extension columns and values: the
@@ -48,6 +50,7 @@ func FuzzAppendURLExtensions(f *testing.F) {
 		doc = append(doc, '>')
 		doc = append(doc, out[len(prefix):]...)
 		doc = append(doc, "</urlset>"...)
+		checkSplitNews(t, fs, out[len(prefix):])
 		d := xml.NewDecoder(bytes.NewReader(doc))
 		for {
 			tok, err := d.Token()
@@ -62,4 +65,31 @@ func FuzzAppendURLExtensions(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkSplitNews checks that an encoder with a news window wide enough for
+// any date writes the row as inline (its output without a news window) with
+// the <news:news> element moved to a news entry of its own.
+func checkSplitNews(t *testing.T, fs Fields, inline []byte) {
+	t.Helper()
+	e := NewEncoder(nil, nil)
+	e.SetNewsWindow(time.Date(-9999, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	out, res := e.AppendURL(nil, fs)
+	regular, news := out, []byte(nil)
+	if res.NewsAt > 0 {
+		regular, news = out[:res.NewsAt], out[res.NewsAt:]
+	}
+	var item []byte
+	if i := bytes.Index(inline, []byte("<news:news>")); i >= 0 {
+		j := bytes.Index(inline, []byte("</news:news>")) + len("</news:news>")
+		item = inline[i:j]
+		inline = append(inline[:i:i], inline[j:]...)
+	}
+	if !bytes.Equal(regular, inline) {
+		t.Fatalf("split regular entry\n%s\nwant\n%s", regular, inline)
+	}
+	loc := inline[len("<url><loc>"):bytes.Index(inline, []byte("</loc>"))]
+	if want := fmt.Sprintf("<url><loc>%s</loc>%s</url>\n", loc, item); item != nil && string(news) != want || item == nil && news != nil {
+		t.Fatalf("news entry %q, want it for item %q", news, item)
+	}
 }

@@ -70,8 +70,10 @@ const (
 	VideoFieldInvalid      // an optional video element is bad (duration outside 1..28,800 s, date, rating, ...): that element dropped
 	VideoTagLimit          // more than 32 video tags: the rest dropped
 	NewsInvalid            // news lacks a valid publication name, language, publication date (W3C Datetime) or title: news dropped
+	NewsExpired            // news published before the news window (Encoder.SetNewsWindow): news dropped, URL kept
+	NewsFuture             // news published after the news window's end plus NewsSkew: news dropped, URL kept
 
-	NumWarnings = 17
+	NumWarnings = 19
 )
 
 var warningNames = [NumWarnings]string{
@@ -92,6 +94,8 @@ var warningNames = [NumWarnings]string{
 	"video_field_invalid",
 	"video_tag_limit",
 	"news_invalid",
+	"news_expired",
+	"news_future",
 }
 
 // WarningName returns the stable name of warning bit i (0 <= i < NumWarnings).

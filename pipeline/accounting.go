@@ -57,6 +57,7 @@ type Report struct {
 	Unfinished        int64              `json:"unfinished"` // rows read but not yet encoded or rejected when the run failed
 	Warnings          Counts             `json:"warnings"`
 	Shards            int                `json:"shards"`
+	News              *NewsReport        `json:"news,omitempty"`     // runs whose input carries news columns
 	ShardsNew         int                `json:"shards_new"`         // not in the published set
 	ShardsUnchanged   int                `json:"shards_unchanged"`   // in it, same bytes
 	ShardsRemoved     int                `json:"shards_removed"`     // only in the published set
@@ -90,6 +91,17 @@ type Report struct {
 func NewReport(gzipLevel int) *Report {
 	return &Report{GzipLevel: gzipLevel,
 		Rejected: Counts{ByReason: map[string]int64{}}, Warnings: Counts{ByReason: map[string]int64{}}}
+}
+
+// NewsReport counts the news sitemaps of a run. The news items left out
+// (invalid, expired, in the future) are counted in Report.Warnings.
+type NewsReport struct {
+	Sitemaps int   `json:"sitemaps"` // news sitemaps published (one, empty, when no article is fresh)
+	URLs     int64 `json:"urls"`     // news items written
+	// Window is the news window the run used, from Oldest to Newest
+	// (W3C datetimes, UTC).
+	Oldest string `json:"oldest"`
+	Newest string `json:"newest"`
 }
 
 // Plan is what a dry run would do: files to upload, files already in place

@@ -18,6 +18,8 @@ type Batch struct {
 	Out       []byte   // encoded <url> entries, back to back
 	Ends      []uint32 // Ends[k] is the end offset in Out of accepted entry k
 	EntryLine []int64  // EntryLine[k] is the Line of the row entry k came from
+	NewsOut   []byte   // the rows' separate news entries (encode.Result.NewsAt), back to back
+	NewsEnds  []uint32 // NewsEnds[k] is the end offset in NewsOut of news entry k
 	Rejects   []Reject // rows rejected, in input order
 	Warnings  [numWarnings]int64
 	RejectBuf []byte // owns the raw values of Rejects
@@ -46,6 +48,8 @@ func (b *Batch) reset() {
 	b.Out = b.Out[:0]
 	b.Ends = b.Ends[:0]
 	b.EntryLine = b.EntryLine[:0]
+	b.NewsOut = b.NewsOut[:0]
+	b.NewsEnds = b.NewsEnds[:0]
 	b.Rejects = b.Rejects[:0]
 	b.RejectBuf = b.RejectBuf[:0]
 	b.Warnings = [numWarnings]int64{}

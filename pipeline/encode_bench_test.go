@@ -43,7 +43,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 	enc := encode.NewEncoder(scope, nil)
 	rows, out := 0, 0
 	for _, batch := range batches {
-		encodeBatch(enc, batch, 1<<20)
+		encodeBatch(enc, batch, 1<<20, 1<<20)
 		rows += batch.Len()
 		out += len(batch.Out)
 	}
@@ -53,7 +53,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 		for _, batch := range batches {
 			batch.Out, batch.Ends, batch.Rejects = batch.Out[:0], batch.Ends[:0], batch.Rejects[:0]
 			batch.RejectBuf = batch.RejectBuf[:0]
-			encodeBatch(enc, batch, 1<<20)
+			encodeBatch(enc, batch, 1<<20, 1<<20)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(rows*b.N), "ns/row")

@@ -35,13 +35,13 @@ func TestEncodeBatchAllocs(t *testing.T) {
 		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
 		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
 	}
-	encodeBatch(enc, b, 1<<20)
+	encodeBatch(enc, b, 1<<20, 1<<20)
 	if len(b.Ends) != 1600 || len(b.Rejects) != 400 {
 		t.Fatalf("%d accepted, %d rejected; want 1600, 400", len(b.Ends), len(b.Rejects))
 	}
 	allocs := testing.AllocsPerRun(20, func() {
 		reset()
-		encodeBatch(enc, b, 1<<20)
+		encodeBatch(enc, b, 1<<20, 1<<20)
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per batch of %d rows, want 0", allocs, b.Len())

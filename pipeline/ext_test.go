@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -27,7 +28,9 @@ import (
 
 var updateFixtures = flag.Bool("update-fixtures", false, "rewrite testdata/multilingual.parquet from testdata/multilingual.csv")
 
-const allNamespaces = encode.NSXhtml | encode.NSMobile | encode.NSImage | encode.NSVideo | encode.NSNews
+// allNamespaces are those of the regular shards of an input with every
+// extension: news items go to the news sitemaps.
+const allNamespaces = encode.NSXhtml | encode.NSMobile | encode.NSImage | encode.NSVideo
 
 // extEntries splits a shard into its entry lines, checking that it starts
 // with the header of namespaces ns and ends with the footer.
@@ -47,15 +50,19 @@ func extEntries(t *testing.T, raw []byte, ns encode.Namespaces) [][]byte {
 // TestExtensionsValidate: a run whose input carries every extension, with
 // good and bad values, writes shards valid against the official schemas
 // (sitemap-combined.xsd: sitemap.xsd and every extension schema), declares
-// exactly the five namespaces, counts the warnings and keeps every URL.
+// exactly the four namespaces of the regular shards (news items go to the
+// news sitemap), counts the warnings and keeps every URL.
 func TestExtensionsValidate(t *testing.T) {
 	in := filepath.Join("..", "testdata", "multilingual.csv")
-	rep, set, dir := runTo(t, Config{Inputs: []string{in}, MediaQuery: "only screen and (max-width: 480px)"})
+	// The fixture's articles were published in March 2025: some in the
+	// window, some before it, some after it.
+	now := time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
+	rep, set, dir := runTo(t, Config{Inputs: []string{in}, MediaQuery: "only screen and (max-width: 480px)", Now: now})
 	xmltest.ValidateDir(t, dir)
 	if rep.Rows != 120 || rep.URLs != 120 {
 		t.Errorf("rows %d, urls %d; want 120, 120", rep.Rows, rep.URLs)
 	}
-	for _, w := range []string{"alternate_invalid", "image_invalid", "news_invalid", "video_field_invalid", "mobile_invalid", "alternate_not_reciprocal"} {
+	for _, w := range []string{"alternate_invalid", "image_invalid", "news_invalid", "news_expired", "news_future", "video_field_invalid", "mobile_invalid", "alternate_not_reciprocal"} {
 		if rep.Warnings.ByReason[w] == 0 {
 			t.Errorf("warning %s not counted: %v", w, rep.Warnings.ByReason)
 		}
@@ -63,9 +70,20 @@ func TestExtensionsValidate(t *testing.T) {
 	raw := set.Shards[0].Raw
 	extEntries(t, raw, allNamespaces)
 	for _, want := range []string{`<xhtml:link rel="alternate" hreflang="pt-br"`, `media="only screen and (max-width: 480px)"`,
-		`<mobile:mobile/>`, `<image:loc>`, `<video:video>`, `<news:news>`, `%20K%C3%BCche%20&amp;%20Bad.jpg`} {
+		`<mobile:mobile/>`, `<image:loc>`, `<video:video>`, `%20K%C3%BCche%20&amp;%20Bad.jpg`} {
 		if !bytes.Contains(raw, []byte(want)) {
 			t.Errorf("output lacks %s", want)
+		}
+	}
+	if bytes.Contains(raw, []byte("<news:")) {
+		t.Error("a regular shard carries a news item")
+	}
+	if len(set.News) != 1 || rep.News == nil || rep.News.Sitemaps != 1 || int64(len(set.News[0].URLs)) != rep.News.URLs || rep.News.URLs == 0 {
+		t.Fatalf("news sitemaps %d, report %+v", len(set.News), rep.News)
+	}
+	for _, e := range extEntries(t, set.News[0].Raw, encode.NSNews) {
+		if !bytes.Contains(e, []byte("<news:news>")) || bytes.Contains(e, []byte("<lastmod>")) {
+			t.Errorf("news entry %s", e)
 		}
 	}
 
@@ -78,12 +96,17 @@ func TestExtensionsValidate(t *testing.T) {
 		"https://i.example/t.jpg,\"Title \"\"quoted\"\" <b>\",Desc & more,https://cdn.example/v.mp4,https://www.example.com/p?v=1&a=2,600,2030-01-01T00:00:00+08:00," +
 		"4.2,1234,2024-01-01,steak,Food,yes,no,no," +
 		"The Times,zh-TW,2024-05-01 10:00,Mergers & <Acquisitions>\n"
-	_, set, dir = runTo(t, Config{Inputs: []string{writeText(t, "all.csv", row)}})
+	_, set, dir = runTo(t, Config{Inputs: []string{writeText(t, "all.csv", row)}, Now: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
 	xmltest.ValidateDir(t, dir)
-	for _, want := range []string{"<video:view_count>1234</video:view_count>", "<video:requires_subscription>no</video:requires_subscription>",
-		"<news:language>zh-tw</news:language>", "<news:publication_date>2024-05-01T10:00:00Z</news:publication_date>"} {
+	for _, want := range []string{"<video:view_count>1234</video:view_count>", "<video:requires_subscription>no</video:requires_subscription>"} {
 		if !bytes.Contains(set.Shards[0].Raw, []byte(want)) {
 			t.Errorf("output lacks %s:\n%s", want, set.Shards[0].Raw)
+		}
+	}
+	for _, want := range []string{"<news:language>zh-tw</news:language>", "<news:publication_date>2024-05-01T10:00:00Z</news:publication_date>",
+		"<news:title>Mergers &amp; &lt;Acquisitions&gt;</news:title>"} {
+		if len(set.News) != 1 || !bytes.Contains(set.News[0].Raw, []byte(want)) {
+			t.Errorf("news sitemap lacks %s", want)
 		}
 	}
 }
@@ -104,8 +127,9 @@ func TestExtensionNamespacesExact(t *testing.T) {
 		{"none", []string{plain}, "", 0},
 		{"image", []string{images}, "", encode.NSImage},
 		{"image later", []string{plain, images}, "", encode.NSImage},
-		{"stdin news, empty values", []string{plain, "-"}, news, encode.NSNews},
-		{"stdin then image", []string{"-", images}, news, encode.NSNews | encode.NSImage},
+		// News items go to a news sitemap (here an empty one: no value).
+		{"stdin news, empty values", []string{plain, "-"}, news, 0},
+		{"stdin then image", []string{"-", images}, news, encode.NSImage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, set, dir := runTo(t, Config{Inputs: tc.inputs, Stdin: strings.NewReader(tc.stdin)})
@@ -114,6 +138,11 @@ func TestExtensionNamespacesExact(t *testing.T) {
 			}
 			for _, s := range set.Shards {
 				extEntries(t, s.Raw, tc.ns)
+			}
+			if wantNews := tc.stdin != ""; len(set.News) != map[bool]int{true: 1}[wantNews] {
+				t.Fatalf("%d news sitemaps", len(set.News))
+			} else if wantNews && len(extEntries(t, set.News[0].Raw, encode.NSNews)) != 0 {
+				t.Fatal("news sitemap not empty")
 			}
 			xmltest.ValidateDir(t, dir)
 		})
@@ -267,11 +296,11 @@ func TestEncodeBatchExtensionAllocs(t *testing.T) {
 		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
 		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
 	}
-	encodeBatch(enc, b, 1<<20)
+	encodeBatch(enc, b, 1<<20, 1<<20)
 	if len(b.Ends) != 120 {
 		t.Fatalf("%d accepted; want 120", len(b.Ends))
 	}
-	if a := testing.AllocsPerRun(20, func() { reset(); encodeBatch(enc, b, 1<<20) }); a != 0 {
+	if a := testing.AllocsPerRun(20, func() { reset(); encodeBatch(enc, b, 1<<20, 1<<20) }); a != 0 {
 		t.Fatalf("%v allocations per batch of %d rows with extensions, want 0", a, b.Len())
 	}
 }

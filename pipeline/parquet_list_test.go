@@ -130,11 +130,11 @@ func TestParquetListEncodeAllocs(t *testing.T) {
 		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
 		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
 	}
-	encodeBatch(enc, b, 1<<20)
+	encodeBatch(enc, b, 1<<20, 1<<20)
 	if len(b.Ends) != b.Len() || b.Len() < 1000 {
 		t.Fatalf("%d of %d accepted", len(b.Ends), b.Len())
 	}
-	if a := testing.AllocsPerRun(10, func() { reset(); encodeBatch(enc, b, 1<<20) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { reset(); encodeBatch(enc, b, 1<<20, 1<<20) }); a != 0 {
 		t.Fatalf("%v allocations per batch of %d rows with list columns, want 0", a, b.Len())
 	}
 }

@@ -42,7 +42,14 @@ type Config struct {
 	MaxURLs   int           // per shard
 	MaxBytes  int           // per shard, uncompressed, whole file
 	Fanout    int           // entries per index
-	Cut       shard.CutMode // where shards end: tight (the zero value) or stable
+	// MaxNewsURLs bounds the URLs of a news sitemap (1..1000; 0: 1000).
+	// Rows with a news item are also written, without it, to the regular
+	// sitemaps.
+	MaxNewsURLs int
+	// NewsWindow is how old a news item may be, against Now, to be written
+	// (0: DefaultNewsWindow); older ones lose their news item, not the URL.
+	NewsWindow time.Duration
+	Cut        shard.CutMode // where shards end: tight (the zero value) or stable
 	// Sort orders the entries by their normalised loc before they are cut,
 	// in bounded memory (spilling sorted runs to TmpDir), so that an export
 	// in no stable order still gives stable shards.
@@ -99,6 +106,13 @@ type Config struct {
 	Verify func(ctx context.Context, root string, data []byte) error
 }
 
+// DefaultNewsWindow is Config.NewsWindow's default: Google's news sitemaps
+// list only articles "created in the last two days".
+const DefaultNewsWindow = 48 * time.Hour
+
+// MaxNewsURLs is the most URLs Google reads in one news sitemap.
+const MaxNewsURLs = 1000
+
 // Validate checks the limits of c against the protocol and the contract.
 func (c *Config) Validate() error {
 	switch {
@@ -114,6 +128,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("max bytes %d: must be 4096..52428800", c.MaxBytes)
 	case c.Fanout < 1 || c.Fanout > 50000:
 		return fmt.Errorf("index fanout %d: must be 1..50000", c.Fanout)
+	case c.MaxNewsURLs < 0 || c.MaxNewsURLs > MaxNewsURLs:
+		return fmt.Errorf("max news URLs %d: must be 1..%d", c.MaxNewsURLs, MaxNewsURLs)
+	case c.NewsWindow < 0:
+		return fmt.Errorf("news window %v: must be positive", c.NewsWindow)
 	case c.GzipLevel < 1 || c.GzipLevel > 9:
 		return fmt.Errorf("gzip level %d: must be 1..9", c.GzipLevel)
 	case c.KeepGenerations < 0:
@@ -169,13 +187,15 @@ type run struct {
 	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
 	depth      int
 	cutter     *shard.Cutter
-	hreflang   *reciprocity // nil: the run lists no alternates
+	news       *shard.Cutter // cuts the news sitemaps; nil: the input has no news columns
+	hreflang   *reciprocity  // nil: the run lists no alternates
 
 	layout publish.Layout
 	tx     *publish.Tx
 
 	mu       sync.Mutex
 	files    []publish.File // by shard number - 1
+	newsFile []publish.File // by news sitemap number - 1
 	readOK   atomic.Bool    // every input was read to its end without error
 	rowsRead atomic.Int64   // rows handed out by the inputs
 }
@@ -212,6 +232,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if cfg.Uploads == 0 {
 		cfg.Uploads = cfg.Sink.Connections()
+	}
+	if cfg.Now.IsZero() {
+		cfg.Now = start // one clock reading: the news window and the manifest agree
+	}
+	if cfg.MaxNewsURLs == 0 {
+		cfg.MaxNewsURLs = MaxNewsURLs
+	}
+	if cfg.NewsWindow == 0 {
+		cfg.NewsWindow = DefaultNewsWindow
 	}
 	var dry *sink.DryRun
 	if cfg.DryRun {
@@ -272,14 +301,25 @@ func (r *run) generate(ctx context.Context) error {
 	for range r.depth {
 		r.free <- newBatch(input.DefaultChunk)
 	}
-	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(r.namespaces, cfg.SchemaLocation), cfg.Cut)
+	ns := r.namespaces
+	if ns&encode.NSNews != 0 {
+		// News items go to news sitemaps of their own, packed tight: they
+		// are rewritten every run under fixed names, so stable cuts buy nothing.
+		r.news = shard.NewCutterMode(cfg.MaxNewsURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(encode.NSNews, cfg.SchemaLocation), shard.CutTight)
+		ns &^= encode.NSNews
+		r.rep.News = &NewsReport{
+			Oldest: cfg.Now.Add(-cfg.NewsWindow).UTC().Format(time.RFC3339),
+			Newest: cfg.Now.Add(encode.NewsSkew).UTC().Format(time.RFC3339),
+		}
+	}
+	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(ns, cfg.SchemaLocation), cfg.Cut)
 
 	r.hreflang = newReciprocity(r)
 
 	g, ctx := errgroup.WithContext(ctx)
 	toEncode := make(chan *Batch, cfg.Workers)
 	toCut := make(chan *Batch, cfg.Workers)
-	toCompress := make(chan *shard.Sitemap, 1)
+	toCompress := make(chan cutShard, 1)
 	toUpload := make(chan upload, cfg.Uploads)
 	ncomp := 2 // pgzip uses every core for one shard: two, so one compresses while the other hands over
 	if cfg.GzipProcs == 1 {
@@ -425,10 +465,14 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 	if r.cfg.MediaQuery != "" {
 		enc.SetMediaQuery(r.cfg.MediaQuery)
 	}
-	maxEntry := r.cutter.MaxEntry()
+	maxEntry, maxNews := r.cutter.MaxEntry(), 0
+	if r.news != nil {
+		enc.SetNewsWindow(r.cfg.Now.Add(-r.cfg.NewsWindow), r.cfg.Now)
+		maxNews = r.news.MaxEntry()
+	}
 	for b := range in {
 		t := time.Now()
-		encodeBatch(enc, b, maxEntry)
+		encodeBatch(enc, b, maxEntry, maxNews)
 		r.times.encode.Add(int64(time.Since(t)))
 		select {
 		case out <- b:
@@ -440,8 +484,10 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 }
 
 // encodeBatch encodes every row of b into b.Out, recording accepted entries
-// and rejects. It does not allocate once b's buffers have grown.
-func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
+// and rejects, and their news entries into b.NewsOut; an entry longer than
+// maxEntry rejects its row, a news entry longer than maxNews loses the news
+// item (NewsInvalid). It does not allocate once b's buffers have grown.
+func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry, maxNews int) {
 	refused := b.Rejected // rows the reader rejected itself
 	for i := range b.Len() {
 		if len(refused) > 0 && refused[0].Row == i {
@@ -464,6 +510,19 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 		}
 		start := len(b.Out)
 		out, res := enc.AppendURL(b.Out, f)
+		if res.NewsAt > 0 {
+			// Split the news entry off: the regular entries stay back to back.
+			news := out[res.NewsAt:]
+			out = out[:res.NewsAt]
+			switch {
+			case len(out)-start > maxEntry: // the row is rejected below
+			case len(news) > maxNews:
+				res.Warnings |= encode.NewsInvalid
+			default:
+				b.NewsOut = append(b.NewsOut, news...)
+				b.NewsEnds = append(b.NewsEnds, uint32(len(b.NewsOut)))
+			}
+		}
 		if res.Reason == encode.OK && len(out)-start > maxEntry {
 			res.Reason, out = encode.EntryTooLarge, out[:start]
 		}
@@ -480,8 +539,16 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry int) {
 	}
 }
 
-// cut restores input order and packs entries into shards.
-func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitemap) error {
+// cutShard is a closed sitemap on its way to a compressor: a shard, or a
+// news sitemap.
+type cutShard struct {
+	*shard.Sitemap
+	news bool
+}
+
+// cut restores input order and packs entries into shards, and news entries
+// into news sitemaps.
+func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) error {
 	var rejects *rejectWriter
 	if r.cfg.Rejects != nil {
 		rejects = newRejectWriter(r.cfg.Rejects)
@@ -500,11 +567,11 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 	pending := make([]*Batch, r.depth) // a ring: the batches in flight are fewer than depth
 	var next uint64
 	var blocked time.Duration // waiting on the compressors is back-pressure, not cutting
-	send := func(s *shard.Sitemap) error {
+	send := func(s *shard.Sitemap, news bool) error {
 		t := time.Now()
 		defer func() { blocked += time.Since(t) }()
 		select {
-		case out <- s:
+		case out <- cutShard{s, news}:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -532,7 +599,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 				if r.cfg.Fanout == 1 {
 					return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
 				}
-				if err := send(s); err != nil {
+				if err := send(s, false); err != nil {
 					return err
 				}
 				if err := room(); err != nil {
@@ -540,6 +607,26 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 				}
 			}
 		}
+		return nil
+	}
+	// placeNews packs a batch's news entries, in input order (also in a
+	// sorted run: the news sitemaps are not part of its stable order).
+	newsSitemaps := 0
+	placeNews := func(b *Batch) error {
+		ents := shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}
+		for k := 0; k < len(ents.Ends); {
+			var s *shard.Sitemap
+			if k, s = r.news.AddEntries(&ents, k); s != nil {
+				newsSitemaps++
+				if err := send(s, true); err != nil {
+					return err
+				}
+				if err := room(); err != nil {
+					return err
+				}
+			}
+		}
+		r.rep.News.URLs += int64(len(ents.Ends))
 		return nil
 	}
 	var sorted *sorter
@@ -575,6 +662,11 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 				}
 			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends}); err != nil {
 				return err
+			}
+			if r.news != nil {
+				if err := placeNews(b); err != nil {
+					return err
+				}
 			}
 			for _, rj := range b.Rejects {
 				reasons[rj.Reason]++
@@ -626,8 +718,21 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 		r.rep.Sort = sorted.report()
 	}
 	if s := r.cutter.Flush(); s != nil {
-		if err := send(s); err != nil {
+		if err := send(s, false); err != nil {
 			return err
+		}
+	}
+	if r.news != nil {
+		s := r.news.Flush()
+		if s == nil && newsSitemaps == 0 {
+			// No fresh article: an empty news sitemap keeps the name listed
+			// (Google: it "will not cause any problems").
+			s = &shard.Sitemap{Num: 1, Data: []byte(r.news.Header() + shard.Footer)}
+		}
+		if s != nil {
+			if err := send(s, true); err != nil {
+				return err
+			}
 		}
 	}
 	if rejects != nil {
@@ -638,14 +743,15 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- *shard.Sitem
 	return nil
 }
 
-// upload is a compressed shard on its way to the sink.
+// upload is a compressed shard or news sitemap on its way to the sink.
 type upload struct {
 	file publish.File
 	data []byte
+	news bool
 }
 
-// compress gzips shards and hands them to the uploaders.
-func (r *run) compress(ctx context.Context, in <-chan *shard.Sitemap, out chan<- upload) error {
+// compress gzips shards and news sitemaps and hands them to the uploaders.
+func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- upload) error {
 	c, err := shard.NewCompressor(r.cfg.GzipLevel, r.cfg.GzipProcs)
 	if err != nil {
 		return err
@@ -657,7 +763,12 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Sitemap, out chan<-
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
 		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
-		name := r.tx.ShardName(s.Num, len(gz), sum)
+		var name string
+		if s.news {
+			name = r.layout.News(s.Num)
+		} else {
+			name = r.tx.ShardName(s.Num, len(gz), sum)
+		}
 		var buf []byte
 		select {
 		case buf = <-r.gzFree:
@@ -669,17 +780,21 @@ func (r *run) compress(ctx context.Context, in <-chan *shard.Sitemap, out chan<-
 			// regrowth would leave garbage that only the next GC returns.
 			buf = make([]byte, 0, len(gz)+len(gz)/2)
 		}
-		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...)}
+		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...), news: s.news}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
-		for len(r.files) < s.Num {
-			r.files = append(r.files, publish.File{})
+		files, cutter := &r.files, r.cutter
+		if s.news {
+			files, cutter = &r.newsFile, r.news
 		}
-		r.files[s.Num-1] = u.file
+		for len(*files) < s.Num {
+			*files = append(*files, publish.File{})
+		}
+		(*files)[s.Num-1] = u.file
 		r.rep.BytesUncompressed += int64(len(s.Data))
 		r.rep.BytesCompressed += int64(len(gz))
 		r.mu.Unlock()
-		r.cutter.Recycle(s)
+		cutter.Recycle(s.Sitemap)
 		select {
 		case r.shardRoom <- struct{}{}:
 		default: // the last shard needed no room after it
@@ -714,7 +829,12 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 			continue // drain: the run has failed
 		}
 		t := time.Now()
-		err := r.tx.PutShard(putCtx, u.file, u.data)
+		var err error
+		if u.news {
+			err = r.tx.PutNews(putCtx, u.file, u.data)
+		} else {
+			err = r.tx.PutShard(putCtx, u.file, u.data)
+		}
 		r.gzFree <- u.data
 		if err != nil {
 			return err
@@ -729,11 +849,14 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
 	rep.Shards = len(r.files)
+	if rep.News != nil {
+		rep.News.Sitemaps = len(r.newsFile)
+	}
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
 	}
 	res, err := r.tx.Commit(ctx, publish.Set{
-		Files: r.files, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
+		Files: r.files, News: r.newsFile, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
 		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
 	})
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root

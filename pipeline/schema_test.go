@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
@@ -19,7 +20,11 @@ import (
 // declares the schema locations, and every file is valid (xmllint).
 func TestSchemaLocationValid(t *testing.T) {
 	in := filepath.Join("..", "testdata", "multilingual.csv")
-	rep, set, dir := runTo(t, Config{Inputs: []string{in}, SchemaLocation: true, MaxURLs: 10, Fanout: 3})
+	rep, set, dir := runTo(t, Config{Inputs: []string{in}, SchemaLocation: true, MaxURLs: 10, Fanout: 3,
+		Now: time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)}) // some articles fresh: a news sitemap with items
+	if len(set.News) != 1 || len(set.News[0].URLs) == 0 || !bytes.HasPrefix(set.News[0].Raw, []byte(shard.URLSetHeaderSchema(encode.NSNews, true))) {
+		t.Fatalf("news sitemaps %d: want one with items and the schema location", len(set.News))
+	}
 	xmltest.ValidateDir(t, dir)
 	if rep.URLs != 120 || len(set.Indexes) < 3 {
 		t.Fatalf("%d URLs, %d indexes; want 120 URLs and intermediate indexes", rep.URLs, len(set.Indexes))

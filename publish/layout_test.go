@@ -19,14 +19,17 @@ func TestLayoutNames(t *testing.T) {
 	if n := NewLayout("s").Index(12345); n != "s-index-12345.xml" {
 		t.Fatalf("wide number: %q", n)
 	}
-	if !l.IsShard(a) || l.IsShard(l.Index(1)) || l.IsShard(l.Root()) {
+	if !l.IsShard(a) || l.IsShard(l.Index(1)) || l.IsShard(l.Root()) || l.IsShard(l.News(1)) {
 		t.Fatalf("IsShard")
+	}
+	if n := l.News(3); n != "sitemap-news-0003.xml.gz" || !l.IsNews(n) || l.IsNews(a) || l.IsNews(l.Index(3)) {
+		t.Fatalf("news name %q", n)
 	}
 	if l.Root() != "sitemap.xml" || l.Robots() != "sitemap-robots.txt" || l.Manifest() != "sitemap.manifest.json" {
 		t.Fatalf("fixed names %q %q %q", l.Root(), l.Robots(), l.Manifest())
 	}
 	// Every name the layout makes for content is one it owns, and no fixed one.
-	for _, n := range []string{a, l.Index(1)} {
+	for _, n := range []string{a, l.Index(1), l.News(1)} {
 		if !l.Owned(n) {
 			t.Errorf("%s is not owned", n)
 		}
@@ -49,6 +52,11 @@ func TestOwned(t *testing.T) {
 		"sitemap-index-0001-0123456789.xml":         true, // the content-named indexes of earlier versions
 		"sitemap-index-0001.xml":                    true,
 		"sitemap-index-001.xml":                     false,
+		"sitemap-news-0001.xml.gz":                  true,
+		"sitemap-news-12345.xml.gz":                 true,
+		"sitemap-news-001.xml.gz":                   false,
+		"sitemap-news-0001.xml":                     false,
+		"other-news-0001.xml.gz":                    false,
 		".sitemap-000003-0000000000.xml.gz.123.tmp": true,
 		".sitemap.xml.42.tmp":                       true,
 		"sitemap.xml":                               false,

@@ -26,9 +26,10 @@ type Manifest struct {
 	URLs       int64        `json:"urls"`
 	Rejected   int64        `json:"rejected"`
 	Shards     int          `json:"shards"`
+	News       int          `json:"news,omitempty"` // news sitemaps
 	Indexes    int          `json:"indexes"`
 	Root       string       `json:"root"`
-	Files      []File       `json:"files"`              // shards in order, intermediate indexes, root, robots
+	Files      []File       `json:"files"`              // shards in order, news sitemaps, intermediate indexes, root, robots
 	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
 }
 

@@ -306,6 +306,14 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	return nil
 }
 
+// PutNews stores news sitemap f, a fixed name rewritten in place: the
+// bytes it replaces are kept, and put back if the publish fails (Abort),
+// so a failed run leaves the previous news sitemaps whole. Unchanged bytes
+// are skipped. It is safe for concurrent use.
+func (t *Tx) PutNews(ctx context.Context, f File, data []byte) error {
+	return t.putInPlace(ctx, f, data)
+}
+
 // putInPlace is put for a file with a fixed name that the live set may
 // list (an intermediate index): its earlier bytes are kept so that Abort
 // can put them back.
@@ -365,12 +373,15 @@ func (t *Tx) putRoot(ctx context.Context, name string, data []byte) error {
 	return err
 }
 
-// Set is what Commit publishes: the shards already put, in order, and the
-// counts the manifest records.
+// Set is what Commit publishes: the shards and news sitemaps already put,
+// in order, and the counts the manifest records.
 type Set struct {
 	Files []File // the shards as stored, in order
-	Rows  int64
-	URLs  int64
+	// News are the news sitemaps as stored (PutNews), in order: the indexes
+	// list them after the shards.
+	News []File
+	Rows int64
+	URLs int64
 	// Rejected rows, recorded in the manifest.
 	Rejected int64
 	Fanout   int    // entries per index
@@ -449,15 +460,15 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		return res, err
 	}
 	now := t.start.UTC().Format("2006-01-02T15:04:05Z07:00")
-	files := make([]File, 0, len(set.Files)+8)
-	listed := make([]shard.Listed, len(set.Files))
-	for i, f := range set.Files {
+	files := make([]File, 0, len(set.Files)+len(set.News)+8)
+	listed := make([]shard.Listed, 0, len(set.Files)+len(set.News))
+	for _, f := range append(set.Files[:len(set.Files):len(set.Files)], set.News...) {
 		f.Modified = t.modified(f, now)
 		files = append(files, f)
-		listed[i] = shard.Listed{Name: f.Name, Lastmod: f.Modified}
+		listed = append(listed, shard.Listed{Name: f.Name, Lastmod: f.Modified})
 		res.Files = append(res.Files, f.Name)
 	}
-	t.compare(res, files)
+	t.compare(res, files[:len(set.Files)])
 	var indexFiles []File
 	describe := func(num int, data []byte) shard.Listed {
 		f := Describe(t.layout.Index(num), data)
@@ -583,7 +594,7 @@ func (t *Tx) newManifest(set Set, files []File, indexes int) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
 		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
-		Shards: len(set.Files), Indexes: indexes, Root: t.layout.Root(), Files: files,
+		Shards: len(set.Files), News: len(set.News), Indexes: indexes, Root: t.layout.Root(), Files: files,
 	}
 	var gens []Generation
 	if t.prev != nil {

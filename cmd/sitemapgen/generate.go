@@ -70,6 +70,8 @@ type generateFlags struct {
 	s3PathStyle, force, dryRun          bool
 	requireSuccess                      bool
 	s3PartSize, uploads, keepGens       int
+	maxNewsURLs                         int
+	newsWindow                          time.Duration
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -86,6 +88,8 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.maxURLs, "max-urls", 50000, "URLs per sitemap file, 1..50000")
 	fs.IntVar(&f.maxBytes, "max-bytes", 10485760, "uncompressed bytes per sitemap file, whole file, 4096..52428800")
 	fs.IntVar(&f.fanout, "index-fanout", 1000, "sitemaps per index file, 1..50000")
+	fs.IntVar(&f.maxNewsURLs, "max-news-urls", pipeline.MaxNewsURLs, "URLs per news sitemap, 1..1000 (rows with news columns also go, without the news item, to the regular sitemaps)")
+	fs.DurationVar(&f.newsWindow, "news-window", pipeline.DefaultNewsWindow, "news items published longer ago than this (against --now or the clock) are left out of the news sitemaps; the URL stays")
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem")
 	fs.StringVar(&f.report, "report", "", "write a JSON run report to this file")
 	fs.StringVar(&f.rejects, "rejects", "", "write every rejected row (source,row,reason,value) to this CSV file")
@@ -290,6 +294,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: stdin, PublicURL: pub, Scope: scope, Name: f.name,
 		MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, Fanout: f.fanout,
+		MaxNewsURLs: f.maxNewsURLs, NewsWindow: f.newsWindow,
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
@@ -308,6 +313,10 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		}
 	}
 	switch {
+	case f.maxNewsURLs < 1 || f.maxNewsURLs > pipeline.MaxNewsURLs:
+		return cfg, closeOut, usageError{fmt.Errorf("--max-news-urls %d: must be 1..%d", f.maxNewsURLs, pipeline.MaxNewsURLs)}
+	case f.newsWindow <= 0:
+		return cfg, closeOut, usageError{fmt.Errorf("--news-window %v: must be positive", f.newsWindow)}
 	case f.lockTTL < time.Second:
 		return cfg, closeOut, usageError{fmt.Errorf("--lock-ttl %v: must be at least 1s", f.lockTTL)}
 	case f.workers < 1:

@@ -44,7 +44,8 @@ type Index struct {
 
 // Set is a published sitemap set, walked from its root index.
 type Set struct {
-	Shards  []Shard // in the order the indexes list them
+	Shards  []Shard // in the order the indexes list them, news sitemaps apart
+	News    []Shard // the news sitemaps (IsNews), in order
 	Indexes []Index // root first, then depth first
 	Robots  []string
 	Files   []string // every file in the folder
@@ -85,7 +86,11 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 			if doc.XMLName != (xml.Name{Space: Namespace, Local: "urlset"}) {
 				t.Fatalf("%s: root element %v, want urlset in %s", name, doc.XMLName, Namespace)
 			}
-			s.Shards = append(s.Shards, Shard{Name: name, Raw: raw, URLs: doc.URLs})
+			if IsNews(name) {
+				s.News = append(s.News, Shard{Name: name, Raw: raw, URLs: doc.URLs})
+			} else {
+				s.Shards = append(s.Shards, Shard{Name: name, Raw: raw, URLs: doc.URLs})
+			}
 			return
 		}
 		var doc struct {
