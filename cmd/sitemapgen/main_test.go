@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,6 +196,9 @@ func TestBadInput(t *testing.T) {
 		{"max bytes", []string{"--max-bytes", "100", good}, 2, []string{"max bytes"}},
 		{"fanout", []string{"--index-fanout", "0", good}, 2, []string{"fanout"}},
 		{"tz", []string{"--lastmod-tz", "Mars/Olympus", good}, 2, []string{"--lastmod-tz"}},
+		{"max news urls 0", []string{"--max-news-urls", "0", good}, 2, []string{"--max-news-urls"}},
+		{"max news urls 1001", []string{"--max-news-urls", "1001", good}, 2, []string{"1..1000"}},
+		{"news window", []string{"--news-window", "-1h", good}, 2, []string{"--news-window"}},
 		{"public url too long", []string{"--public-url", base + strings.Repeat("a", 2020) + "/", good}, 2, []string{"too long"}},
 		{"fanout 1, two sitemaps", []string{"--index-fanout", "1", "--max-urls", "1", write("two.csv", "loc\n"+base+"a\n"+base+"b\n")}, 1, []string{"fanout 1"}},
 		{"folder input", []string{dir}, 1, []string{"folder"}},
@@ -281,5 +285,34 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	if code, _, _ := sitemapgen(t, "", "frob"); code != 2 {
 		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}
+
+// TestNewsFlags: --max-news-urls and --news-window reach the run, and
+// --verify accepts the news sitemaps beside the shards they repeat.
+func TestNewsFlags(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("loc,news:publication_name,news:publication_language,news:publication_date,news:title\n")
+	for i := range 25 {
+		fmt.Fprintf(&b, "%sa%d,Daily,en,2026-11-%02dT08:00:00Z,T%d\n", base, i, 24-i/10, i) // 10 on the 24th, 10 on the 23rd, 5 on the 22nd
+	}
+	in := filepath.Join(t.TempDir(), "news.csv")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, report := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--report", report, "--verify",
+		"--now", "2026-11-24T12:00:00Z", "--news-window", "30h", "--max-news-urls", "7", in)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rep := readReport(t, report)
+	if rep.News == nil || rep.News.URLs != 10+10 || rep.News.Sitemaps != 3 || rep.Warnings.ByReason["news_expired"] != 5 || rep.URLs != 25 {
+		t.Fatalf("news %+v, warnings %v, urls %d; want 20 items in 3 sitemaps, 5 expired, 25 URLs", rep.News, rep.Warnings.ByReason, rep.URLs)
+	}
+	for _, n := range []string{"sitemap-news-0001.xml.gz", "sitemap-news-0002.xml.gz", "sitemap-news-0003.xml.gz"} {
+		if _, err := os.Stat(filepath.Join(out, n)); err != nil {
+			t.Error(err)
+		}
 	}
 }
