@@ -6,6 +6,7 @@
 #
 #   bench/samebytes.sh BASE [ROWS]     # ROWS: generated CSV rows, default 1000000 (0: none)
 #   FLAGS="--now 2026-01-01T00:00:00Z" bench/samebytes.sh BASE   # flags for both builds (both must know them)
+#   SKIP=multilingual bench/samebytes.sh BASE   # leave out the inputs whose path matches (a change meant to alter them)
 #
 # Inputs: the README sample, testdata/multilingual.{csv,parquet}, every
 # fixture in testdata/columnar, and ROWS generated rows (5% bad) as CSV and as
@@ -38,6 +39,9 @@ strip() { sed -E 's/"(time|seconds)": [^,]*,?//' "$1"; }
 
 fail=0 n=0
 for in in "${inputs[@]}"; do
+  if [ -n "${SKIP:-}" ] && [[ $in =~ $SKIP ]]; then
+    echo "skipped: $in"; continue
+  fi
   for flags in "" "--max-urls 1000 --index-fanout 3" "--lastmod-tz Europe/Berlin"; do
     for b in before after; do
       rm -rf "$work/out-$b" "$work/rej-$b"
@@ -55,7 +59,7 @@ for in in "${inputs[@]}"; do
     fi
     a=$(cd "$work/out-before" && ls | sort) b=$(cd "$work/out-after" && ls | sort)
     if [ "$a" != "$b" ]; then
-      echo "DIFFERS: $what: file names"; diff <(echo "$a") <(echo "$b") | head -5; fail=1; continue
+      echo "DIFFERS: $what: file names"; { diff <(echo "$a") <(echo "$b") || true; } | head -5; fail=1; continue
     fi
     for f in $a; do
       case $f in
