@@ -6,7 +6,8 @@
 //
 // Memory is about Options.Memory while entries are added (two buffers of
 // half the budget: one fills while the other is sorted and spilled), and
-// FanIn run readers of about 100 KiB each while they are merged. Disk is the s2 size
+// at most FanIn run readers of about 150 KiB each while they are merged
+// (the buffers are released first). Disk is the s2 size
 // of the encoded entries (about a third of their size for generated URLs),
 // up to twice that during an intermediate merge pass, which only runs with
 // more than FanIn runs (FanIn x Memory/2 of entries: 4 GiB by default).
@@ -30,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 )
 
@@ -402,8 +404,9 @@ func (c *countWriter) Write(b []byte) (int, error) {
 
 // Sort ends the input and prepares the merge: runs beyond FanIn are merged
 // in passes (consecutive runs together, so input order among equal keys
-// holds); the entries still in memory are sorted there and merged without
-// being spilled.
+// holds). Entries that never filled a buffer are sorted in memory and not
+// spilled; once a run was spilled, the last entries are spilled too and the
+// buffers released, so the merge holds only its readers.
 func (s *Sorter) Sort() error {
 	if s.err != nil {
 		return s.err
@@ -416,9 +419,37 @@ func (s *Sorter) Sort() error {
 		s.err = err
 		return err
 	}
-	s.buf.sort()
-	// The in-memory entries count as one input of the final merge.
-	for len(s.runs)+1 > s.opt.FanIn {
+	inMemory := len(s.runs) == 0
+	if !inMemory {
+		// Spill the last entries too and let both buffers go: the merge
+		// then holds only its run readers, so memory does not grow with
+		// the number of runs on top of the buffers' budget, and the
+		// stages after the sort (the cut, the compressors) reuse it.
+		if len(s.buf.recs) > 0 {
+			if err := s.spill(); err != nil {
+				s.err = err
+				return err
+			}
+			if err := s.wait(); err != nil {
+				s.err = err
+				return err
+			}
+		}
+		s.buf, s.spare = &buffer{}, &buffer{}
+		// A collection now makes the buffers' memory free for the merge's
+		// readers and whatever follows: otherwise they are allocated
+		// beside it until the next collection, whose goal the buffers
+		// set, and the peak grows with the number of runs.
+		runtime.GC()
+	} else {
+		s.buf.sort()
+	}
+	// The in-memory entries, if any, count as one input of the final merge.
+	extra := 0
+	if inMemory {
+		extra = 1
+	}
+	for len(s.runs)+extra > s.opt.FanIn {
 		s.stats.Passes++
 		var next []*run
 		for i := 0; i < len(s.runs); i += s.opt.FanIn {
@@ -444,7 +475,9 @@ func (s *Sorter) Sort() error {
 		}
 		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most)})
 	}
-	cs = append(cs, &cursor{order: len(s.runs), mem: s.buf})
+	if inMemory {
+		cs = append(cs, &cursor{order: len(s.runs), mem: s.buf})
+	}
 	if err := s.start(cs); err != nil {
 		s.err = err
 		return err
