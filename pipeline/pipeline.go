@@ -699,6 +699,12 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 		return nil
 	}
 	if sorted != nil {
+		// Every batch is back in the pool: let them go, so that the merge
+		// and the stages after it do not hold them beside the run readers
+		// (the sorter collects before its merge).
+		for len(r.free) > 0 {
+			<-r.free
+		}
 		t := time.Now()
 		dups, err := sorted.drain(placeAll, func(source string, line int64, loc []byte) error {
 			reasons[encode.Duplicate]++

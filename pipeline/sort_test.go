@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -118,4 +120,72 @@ func gunzip(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// heapAtFirstShard is a Store that, when the first shard is put (the merge
+// is under way), records the live heap.
+type heapAtFirstShard struct {
+	sink.Store
+	live uint64
+}
+
+func (h *heapAtFirstShard) Put(ctx context.Context, name string, data []byte) error {
+	if h.live == 0 && strings.HasSuffix(name, ".xml.gz") {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		h.live = ms.HeapAlloc
+	}
+	return h.Store.Put(ctx, name, data)
+}
+
+// TestSortMergeHoldsNoBatches: once the input is over, --sort lets the
+// batch pool go, so the merge and the stages after it do not hold it
+// beside the run readers (it was a third of the heap at the end of a long
+// sorted run and set the GC's goal).
+func TestSortMergeHoldsNoBatches(t *testing.T) {
+	const workers = 4
+	depth := 4 * (workers + 1)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	pool := make([]*Batch, depth)
+	for i := range pool {
+		pool[i] = newBatch(input.DefaultChunk)
+	}
+	runtime.ReadMemStats(&ms)
+	poolBytes := ms.HeapAlloc - before
+	runtime.KeepAlive(pool)
+	runtime.GC()
+
+	var sb strings.Builder
+	sb.WriteString("loc\n")
+	for i := range 20000 {
+		fmt.Fprintf(&sb, "%sp/%07d\n", testBase, i*7919%1000003)
+	}
+	in := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snk, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &heapAtFirstShard{Store: snk}
+	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: h, Name: "sm", Workers: workers,
+		MaxURLs: 5000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Cut: shard.CutStable,
+		Sort: true, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sort == nil || rep.Sort.Runs < 2 || h.live == 0 {
+		t.Fatalf("sort report %+v, heap %d: the test wants runs spilled and shards put", rep.Sort, h.live)
+	}
+	t.Logf("live heap during the merge %.1f MiB; the batch pool is %.1f MiB", float64(h.live)/(1<<20), float64(poolBytes)/(1<<20))
+	if h.live > poolBytes/2 {
+		t.Errorf("live heap during the merge is %.1f MiB, the batch pool %.1f MiB: the pool is still held",
+			float64(h.live)/(1<<20), float64(poolBytes)/(1<<20))
+	}
 }

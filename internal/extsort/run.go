@@ -38,6 +38,15 @@ func newRunWriter(w io.Writer) *runWriter {
 	return &runWriter{z: s2.NewWriter(w, s2.WriterBlockSize(runBlock), s2.WriterConcurrency(1))}
 }
 
+// reset makes w write a new run to dst, keeping its buffers: a sort spills
+// every few seconds, and a new writer each time (half a MiB of s2 buffers,
+// the record buffer regrown) was most of the garbage while entries are
+// added, which let the heap grow with the input's length.
+func (w *runWriter) reset(dst io.Writer) {
+	w.z.Reset(dst)
+	w.buf, w.count, w.most = w.buf[:0], 0, 0
+}
+
 // write appends a record to the writer's buffer and hands the buffer to
 // s2 a block at a time: a whole block is compressed from it without
 // being copied again.

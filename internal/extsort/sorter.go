@@ -134,6 +134,7 @@ type Sorter struct {
 	buf     *buffer      // filling
 	spare   *buffer      // the other: being spilled while pending is set
 	pending chan spilled // the spill in flight, if any
+	rw      *runWriter   // reused by every run written (one at a time)
 	runs    []*run
 	disk    int64
 	stats   Stats
@@ -306,7 +307,7 @@ func (s *Sorter) spill() error {
 	s.pending = done
 	go func() {
 		full.sort()
-		r, err := writeRun(s.opt.Dir, func(w *runWriter) error {
+		r, err := s.writeRun(func(w *runWriter) error {
 			for _, i := range full.order {
 				e := full.entry(&full.recs[i])
 				if err := w.write(&e); err != nil {
@@ -349,10 +350,10 @@ func (s *Sorter) count(r *run) {
 	s.stats.PeakDisk = max(s.stats.PeakDisk, s.disk)
 }
 
-// writeRun creates a temporary file in dir and fills it with fill's
-// records.
-func writeRun(dir string, fill func(*runWriter) error) (*run, error) {
-	f, err := os.CreateTemp(dir, "sitemapgen-sort-*.run")
+// writeRun creates a temporary file in s's folder and fills it with fill's
+// records, through s's one run writer: runs are written one at a time.
+func (s *Sorter) writeRun(fill func(*runWriter) error) (*run, error) {
+	f, err := os.CreateTemp(s.opt.Dir, "sitemapgen-sort-*.run")
 	if err != nil {
 		return nil, fmt.Errorf("extsort: %w", err)
 	}
@@ -362,7 +363,13 @@ func writeRun(dir string, fill func(*runWriter) error) (*run, error) {
 	removed := os.Remove(f.Name()) == nil
 	r := &run{f: f}
 	cw := &countWriter{w: f}
-	w := newRunWriter(cw)
+	w := s.rw
+	if w == nil {
+		w = newRunWriter(cw)
+		s.rw = w
+	} else {
+		w.reset(cw)
+	}
 	if err = fill(w); err == nil {
 		err = w.close()
 	}
@@ -498,7 +505,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 	if err := m.init(cs); err != nil {
 		return nil, err
 	}
-	r, err := writeRun(s.opt.Dir, func(w *runWriter) error {
+	r, err := s.writeRun(func(w *runWriter) error {
 		for {
 			c, err := m.next()
 			if err == io.EOF {
