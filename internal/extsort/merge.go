@@ -2,6 +2,7 @@ package extsort
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 )
 
@@ -13,6 +14,13 @@ type cursor struct {
 	mem   *buffer // reads mem.recs in mem.order from i
 	i     int
 	e     Entry
+	last  []byte // the input's greatest key
+
+	// The merge compares keys from skip, a length all of them share, and
+	// first by their next 16 bytes as two numbers: most comparisons end
+	// there, not in a byte comparison of a long shared prefix.
+	skip   int
+	k0, k1 uint64
 }
 
 // advance moves to the input's next entry, or returns io.EOF.
@@ -23,13 +31,23 @@ func (c *cursor) advance() error {
 		}
 		c.e = c.mem.entry(&c.mem.recs[c.mem.order[c.i]])
 		c.i++
-		return nil
+	} else {
+		if err := c.r.next(); err != nil {
+			return err
+		}
+		c.e = c.r.cur
 	}
-	if err := c.r.next(); err != nil {
-		return err
-	}
-	c.e = c.r.cur
+	c.prefix()
 	return nil
+}
+
+// prefix sets k0 and k1 from the 16 key bytes after skip (zeros past the
+// end, which orders them as the bytes do: a key shorter than another it
+// begins comes first, and a tie is settled by the whole bytes).
+func (c *cursor) prefix() {
+	var k [16]byte
+	copy(k[:], c.e.Key()[c.skip:])
+	c.k0, c.k1 = binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:])
 }
 
 func (c *cursor) entry() *Entry { return &c.e }
@@ -43,7 +61,13 @@ type merger struct {
 }
 
 func less(a, b *cursor) bool {
-	if c := bytes.Compare(a.e.Key(), b.e.Key()); c != 0 {
+	if a.k0 != b.k0 {
+		return a.k0 < b.k0
+	}
+	if a.k1 != b.k1 {
+		return a.k1 < b.k1
+	}
+	if c := bytes.Compare(a.e.Key()[a.skip:], b.e.Key()[b.skip:]); c != 0 {
 		return c < 0
 	}
 	return a.order < b.order
@@ -57,6 +81,27 @@ func (m *merger) init(cs []*cursor) error {
 		case io.EOF:
 		default:
 			return err
+		}
+	}
+	// Every key lies between the least first key and the greatest last
+	// one, so it begins with their common prefix.
+	if len(m.h) > 0 {
+		lo, hi := m.h[0].e.Key(), m.h[0].last
+		for _, c := range m.h[1:] {
+			if bytes.Compare(c.e.Key(), lo) < 0 {
+				lo = c.e.Key()
+			}
+			if bytes.Compare(c.last, hi) > 0 {
+				hi = c.last
+			}
+		}
+		skip := 0
+		for skip < min(len(lo), len(hi)) && lo[skip] == hi[skip] {
+			skip++
+		}
+		for _, c := range m.h {
+			c.skip = skip
+			c.prefix()
 		}
 	}
 	for i := len(m.h)/2 - 1; i >= 0; i-- {

@@ -124,6 +124,7 @@ type run struct {
 	count int64
 	most  int
 	size  int64
+	last  []byte // its greatest key
 }
 
 // Sorter sorts entries: Add them all, call Sort, then read them back in
@@ -282,6 +283,14 @@ func (b *buffer) sort() {
 	}
 }
 
+// lastKey is the greatest key of the sorted buffer (nil when empty).
+func (b *buffer) lastKey() []byte {
+	if len(b.order) == 0 {
+		return nil
+	}
+	return b.key(&b.recs[b.order[len(b.order)-1]])
+}
+
 func (b *buffer) entry(r *rec) Entry {
 	return Entry{Data: b.arena.bytes(r.off, r.n), KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
 		LmAt: r.lmAt, LmLen: r.lmLen, Source: r.source, Line: r.line}
@@ -314,6 +323,7 @@ func (s *Sorter) spill() error {
 					return err
 				}
 			}
+			w.last = append(w.last[:0], full.lastKey()...)
 			return nil
 		})
 		full.reset()
@@ -370,8 +380,9 @@ func (s *Sorter) writeRun(fill func(*runWriter) error) (*run, error) {
 	} else {
 		w.reset(cw)
 	}
-	if err = fill(w); err == nil {
-		err = w.close()
+	err = fill(w)
+	if cerr := w.close(); cerr != nil {
+		err = cerr // the cause, where fill saw errBlock
 	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
@@ -387,6 +398,7 @@ func (s *Sorter) writeRun(fill func(*runWriter) error) (*run, error) {
 		r.name = f.Name()
 	}
 	r.count, r.most, r.size = w.count, w.most, cw.n
+	r.last = bytes.Clone(w.last)
 	return r, nil
 }
 
@@ -480,10 +492,10 @@ func (s *Sorter) Sort() error {
 			s.err = fmt.Errorf("extsort: %w", err)
 			return s.err
 		}
-		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most)})
+		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most), last: r.last})
 	}
 	if inMemory {
-		cs = append(cs, &cursor{order: len(s.runs), mem: s.buf})
+		cs = append(cs, &cursor{order: len(s.runs), mem: s.buf, last: s.buf.lastKey()})
 	}
 	if err := s.start(cs); err != nil {
 		s.err = err
@@ -499,7 +511,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 		if _, err := r.f.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
-		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most)})
+		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most), last: r.last})
 	}
 	var m merger
 	if err := m.init(cs); err != nil {
@@ -517,6 +529,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 			if err := w.write(c.entry()); err != nil {
 				return err
 			}
+			w.last = append(w.last[:0], c.e.Key()...)
 		}
 	})
 	if err == nil {

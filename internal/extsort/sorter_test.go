@@ -392,6 +392,9 @@ func TestSortMemory(t *testing.T) {
 // does not grow with the input while entries are added. A new s2 writer per
 // run was about 0.5 MiB.
 func TestSpillGarbage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	s := New(Options{Memory: 4 << 20, Dir: t.TempDir()})
 	defer s.Close()
@@ -461,5 +464,60 @@ func BenchmarkSort(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.n), "ns/entry")
 			b.ReportMetric(float64(runs), "runs")
 		})
+	}
+}
+
+// failAfter accepts n bytes, then fails.
+type failAfter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	if f.n < len(b) {
+		return 0, errDiskFull
+	}
+	f.n -= len(b)
+	return len(b), nil
+}
+
+// TestRunWriterFails: a block the goroutine cannot write stops the run
+// (write returns errBlock soon after) and close returns the cause; the
+// writer then writes a whole run again after reset.
+func TestRunWriterFails(t *testing.T) {
+	w := newRunWriter(&failAfter{n: 100 << 10})
+	rng := rand.New(rand.NewPCG(8, 8))
+	var buf []byte
+	stopped := -1
+	for i := range 100_000 {
+		var e Entry
+		buf, e = testEntry(buf, rng, fmt.Sprintf("p/%d/%x", i, rng.Uint64()), i)
+		if err := w.write(&e); err != nil {
+			if !errors.Is(err, errBlock) {
+				t.Fatalf("write: %v, want errBlock", err)
+			}
+			stopped = i
+			break
+		}
+	}
+	if stopped < 0 {
+		t.Fatal("100,000 records written to a writer that fails after 100 KiB")
+	}
+	if err := w.close(); !errors.Is(err, errDiskFull) {
+		t.Fatalf("close after a failed block: %v, want the cause", err)
+	}
+	var b bytes.Buffer
+	w.reset(&b)
+	for i := range 3000 {
+		var e Entry
+		buf, e = testEntry(buf, rng, fmt.Sprintf("q/%d", i), i)
+		if err := w.write(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readRun(b.Bytes(), 3000, w.most); err != nil || strings.Count(got, "\n") != 3000 {
+		t.Fatalf("run after reset: %d records, %v", strings.Count(got, "\n"), err)
 	}
 }
