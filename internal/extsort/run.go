@@ -41,7 +41,7 @@ type runWriter struct {
 	buf   []byte
 	count int64
 	most  int    // longest Data
-	last  []byte // the greatest key, set by whoever fills the run
+	last  []byte // the key of the last record: the run's greatest
 
 	full   chan []byte // blocks to compress, to the goroutine
 	free   chan []byte // blocks written, back from it
@@ -109,6 +109,7 @@ func (w *runWriter) write(e *Entry) error {
 	w.buf = b
 	w.count++
 	w.most = max(w.most, len(e.Data))
+	w.last = append(w.last[:0], e.Key()...)
 	if len(b) < runBlock {
 		return nil
 	}

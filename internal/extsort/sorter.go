@@ -323,7 +323,6 @@ func (s *Sorter) spill() error {
 					return err
 				}
 			}
-			w.last = append(w.last[:0], full.lastKey()...)
 			return nil
 		})
 		full.reset()
@@ -529,7 +528,6 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 			if err := w.write(c.entry()); err != nil {
 				return err
 			}
-			w.last = append(w.last[:0], c.e.Key()...)
 		}
 	})
 	if err == nil {

@@ -521,3 +521,32 @@ func TestRunWriterFails(t *testing.T) {
 		t.Fatalf("run after reset: %d records, %v", strings.Count(got, "\n"), err)
 	}
 }
+
+// TestSortDisjointRuns: input in reverse key order gives runs over disjoint
+// key ranges, with keys that are prefixes of others and shared prefixes
+// of every length, so the prefix the merge skips (from the least first
+// and the greatest last key) is as long as it gets; merge passes, groups
+// passed through whole and the entries left in memory all take part.
+func TestSortDisjointRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	var ws []string
+	for i := range 3000 {
+		w := fmt.Sprintf("x/%03d", i/30)
+		ws = append(ws, w[:3+rng.IntN(len(w)-2)]+strings.Repeat("z", rng.IntN(3)))
+	}
+	slices.Sort(ws)
+	slices.Reverse(ws)
+	for _, fan := range []int{2, 3, 7, 128} {
+		out, st := sortAll(t, Options{Memory: 8 << 10, Dir: t.TempDir(), FanIn: fan}, ws, 3)
+		if len(out) != len(ws) {
+			t.Fatalf("fan-in %d: %d entries out of %d", fan, len(out), len(ws))
+		}
+		want := slices.Clone(ws)
+		slices.Sort(want)
+		for i, g := range out {
+			if g.key != "https://www.example.com/"+want[i] {
+				t.Fatalf("fan-in %d (%d runs, %d passes): entry %d is %q, want %q", fan, st.Runs, st.Passes, i, g.key, want[i])
+			}
+		}
+	}
+}
