@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,18 +124,21 @@ func gunzip(t *testing.T, b []byte) string {
 }
 
 // heapAtFirstShard is a Store that, when the first shard is put (the merge
-// is under way), records the live heap.
+// is under way), records the live heap. Shards are put concurrently.
 type heapAtFirstShard struct {
 	sink.Store
+	once sync.Once
 	live uint64
 }
 
 func (h *heapAtFirstShard) Put(ctx context.Context, name string, data []byte) error {
-	if h.live == 0 && strings.HasSuffix(name, ".xml.gz") {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		h.live = ms.HeapAlloc
+	if strings.HasSuffix(name, ".xml.gz") {
+		h.once.Do(func() {
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			h.live = ms.HeapAlloc
+		})
 	}
 	return h.Store.Put(ctx, name, data)
 }
