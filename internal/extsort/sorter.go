@@ -6,11 +6,10 @@
 //
 // Memory is about Options.Memory while entries are added (three buffers of
 // a third of the budget: one fills while the others are sorted and spilled,
-// in parallel), and
-// at most FanIn run readers of about 150 KiB each while they are merged
-// (the buffers are released first). Disk is the s2 size
-// of the encoded entries (about a third of their size for generated URLs),
-// up to twice that during an intermediate merge pass, which only runs with
+// in parallel), and at most FanIn run readers of about 150 KiB each while
+// they are merged (the buffers are released first). Disk is the s2 size of
+// the encoded entries (about a third of their size for generated URLs), up
+// to twice that during an intermediate merge pass, which only runs with
 // more than FanIn runs (FanIn x Memory/3 of entries: 2.7 GiB by default).
 // Temporary files are unlinked as soon as they are created where the
 // system allows it, so nothing is left behind even by a crash; Close
@@ -18,10 +17,11 @@
 //
 // Cost: a full buffer is sorted and spilled in a goroutine while Add fills
 // another, its two halves sorted in parallel and merged, then gathered in
-// key order while the previous block is compressed. The sort moves compact 24-byte items (the 16 key bytes after
-// the keys' common prefix and the entry's index), so most comparisons and
-// every swap stay in a small array instead of reading keys all over the
-// arena (cache misses); only equal 16-byte prefixes compare the keys.
+// key order while the previous block is compressed. The sort moves compact
+// 24-byte items (the 16 key bytes after the keys' common prefix and the
+// entry's index), so most comparisons and every swap stay in a small array
+// instead of reading keys all over the arena (cache misses); only equal
+// 16-byte prefixes compare the keys.
 package extsort
 
 import (
@@ -176,8 +176,7 @@ func New(o Options) *Sorter {
 // ErrSorted reports an Add after Sort.
 var ErrSorted = errors.New("extsort: Add after Sort")
 
-// Add copies e into the sorter, spilling a sorted run first when the
-// memory budget is full. Its key must lie within Data.
+// newBuffers returns the empty buffers besides the one filling.
 func newBuffers() []*buffer {
 	free := make([]*buffer, buffers-1)
 	for i := range free {
@@ -186,6 +185,8 @@ func newBuffers() []*buffer {
 	return free
 }
 
+// Add copies e into the sorter, spilling a sorted run first when the
+// memory budget is full. Its key must lie within Data.
 func (s *Sorter) Add(e Entry) error {
 	if s.err != nil {
 		return s.err
