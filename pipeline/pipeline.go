@@ -592,14 +592,19 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 		return err
 	}
 	// place packs entries into shards and hands on each one closed.
-	place := func(ents *shard.Entries) error {
+	// pack adds ents to c and sends on every sitemap it closes: shards, or
+	// (news) news sitemaps.
+	newsSitemaps := 0
+	pack := func(c *shard.Cutter, ents *shard.Entries, news bool) error {
 		for k := 0; k < len(ents.Ends); {
 			var s *shard.Sitemap
-			if k, s = r.cutter.AddEntries(ents, k); s != nil {
-				if r.cfg.Fanout == 1 {
+			if k, s = c.AddEntries(ents, k); s != nil {
+				if news {
+					newsSitemaps++
+				} else if r.cfg.Fanout == 1 {
 					return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
 				}
-				if err := send(s, false); err != nil {
+				if err := send(s, news); err != nil {
 					return err
 				}
 				if err := room(); err != nil {
@@ -609,22 +614,13 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 		}
 		return nil
 	}
+	place := func(ents *shard.Entries) error { return pack(r.cutter, ents, false) }
 	// placeNews packs a batch's news entries, in input order (also in a
 	// sorted run: the news sitemaps are not part of its stable order).
-	newsSitemaps := 0
 	placeNews := func(b *Batch) error {
 		ents := shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}
-		for k := 0; k < len(ents.Ends); {
-			var s *shard.Sitemap
-			if k, s = r.news.AddEntries(&ents, k); s != nil {
-				newsSitemaps++
-				if err := send(s, true); err != nil {
-					return err
-				}
-				if err := room(); err != nil {
-					return err
-				}
-			}
+		if err := pack(r.news, &ents, true); err != nil {
+			return err
 		}
 		r.rep.News.URLs += int64(len(ents.Ends))
 		return nil

@@ -87,9 +87,9 @@ func (l Layout) IsNews(name string) bool { return l.news.MatchString(name) }
 
 // Owned reports whether name is a file a run with this stem writes that no
 // set needs once no kept generation lists it: shards, intermediate indexes,
-// news sitemaps, and the temporary files a sink writes while putting one (sink.Local's
-// .NAME.*.tmp). The root, the robots lines and the manifest are not owned:
-// they are never deleted.
+// news sitemaps, and the temporary files a sink writes while putting one
+// (sink.Local's .NAME.*.tmp). The root, the robots lines and the manifest
+// are not owned: they are never deleted.
 func (l Layout) Owned(name string) bool { return l.owned.MatchString(name) }
 
 func (l Layout) name(kind string, num, width int, sum [sha256.Size]byte, ext string) string {
