@@ -404,8 +404,9 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	parts := input.Parts[*Batch]{
 		Files: r.inputs, Stdin: r.cfg.Stdin, Opt: input.Options{Columns: r.cfg.Columns},
 		// The parts waiting for their turn hold at most PartsAhead+1
-		// batches each: leave most of the pool to the one whose turn it is.
-		Parallel: max(1, min(runtime.GOMAXPROCS(0), r.depth/(2*(input.PartsAhead+1)))),
+		// batches each: together at most half of the pool, the rest is the
+		// one's whose turn it is.
+		Parallel: max(1, min(runtime.GOMAXPROCS(0), 1+r.depth/(2*(input.PartsAhead+1)))),
 		Get: func(ctx context.Context) (*Batch, error) {
 			select {
 			case b := <-r.free:

@@ -148,7 +148,7 @@ func (h *heapAtFirstShard) Put(ctx context.Context, name string, data []byte) er
 // beside the run readers (it was a third of the heap at the end of a long
 // sorted run and set the GC's goal).
 func TestSortMergeHoldsNoBatches(t *testing.T) {
-	const workers = 4
+	const workers = 8 // a pool well above what the merge holds
 	depth := 4 * (workers + 1)
 	runtime.GC()
 	var ms runtime.MemStats

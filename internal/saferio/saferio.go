@@ -20,26 +20,26 @@ import (
 const MaxRowsPerByte = 1024
 
 // ReadUpTo appends what r yields to dst, failing when it is more than size
-// bytes; dst grows with what is read, not with what the input claims.
+// bytes; dst grows with what is read, not with what the input claims. It
+// never asks r for more than size bytes and then one, so what it returns
+// does not depend on dst's capacity.
 func ReadUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
+	if size < 0 {
+		return dst, fmt.Errorf("a page of %d bytes", size)
+	}
 	for {
+		if len(dst) > size {
+			return dst, fmt.Errorf("more than the %d bytes the page says", size)
+		}
+		if len(dst) == size {
+			return dst, expectEOF(r, size)
+		}
 		if len(dst) == cap(dst) {
-			if len(dst) > size {
-				return dst, fmt.Errorf("more than the %d bytes the page says", size)
-			}
-			if len(dst) == size {
-				// Full: rather than grow (and copy) for a byte that must not
-				// come, ask whether the reader is done.
-				return dst, expectEOF(r, size)
-			}
 			dst = append(dst, 0)[:len(dst)]
 		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
+		n, err := r.Read(dst[len(dst):min(cap(dst), size)])
 		dst = dst[:len(dst)+n]
 		if err == io.EOF {
-			if len(dst) > size {
-				return dst, fmt.Errorf("more than the %d bytes the page says", size)
-			}
 			return dst, nil
 		}
 		if err != nil {

@@ -46,14 +46,14 @@ type RowReject struct {
 }
 
 // Grow gives an empty b room for about chunk bytes of input, so a run does
-// not spend its first batches growing slices.
+// not spend its first batches growing slices. Only the loc column is sized:
+// the others may not be mapped, and a source leaves an unmapped column
+// empty rather than holding a nil per row.
 func (b *Batch) Grow(chunk int) {
 	rows := chunk / 64 // short URL rows; longer ones need fewer
 	b.Buf = make([]byte, 0, chunk+chunk/8)
 	b.Line = make([]int64, 0, rows)
-	for c := range b.Fields {
-		b.Fields[c] = make([][]byte, 0, rows)
-	}
+	b.Fields[Loc] = make([][]byte, 0, rows)
 }
 
 // Len reports the number of input rows in b.

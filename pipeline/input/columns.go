@@ -37,6 +37,10 @@ type Options struct {
 	// the whole line (minus \r) is the loc, no header. Open sets it from the
 	// file name.
 	Lines bool
+	// Sequential decodes a Parquet file on the goroutine that fills its
+	// batches alone, without reading its pages ahead on another (as it is
+	// when GOMAXPROCS is 1): the one-core baseline of the benchmarks.
+	Sequential bool
 }
 
 // Mapping is where each field is found among an input's columns.

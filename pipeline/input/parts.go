@@ -9,8 +9,10 @@ import (
 )
 
 // PartsAhead is how many filled batches a part decoded ahead of its turn
-// holds at most, besides the one it is filling.
-const PartsAhead = 2
+// holds at most, besides the one it is filling: about 2 MiB of input.
+// Parts larger than that are decoded one after another, each on two cores
+// where its format reads ahead (Parquet pages, see pqread).
+const PartsAhead = (2 << 20) / DefaultChunk
 
 // Parts reads files in order, decoding up to Parallel of them at once: a
 // goroutine per file in flight opens it and fills batches ahead, and one

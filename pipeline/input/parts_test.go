@@ -19,34 +19,50 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
+// export is a set of Parquet parts written by bench's generator.
+type export struct {
+	parts, rows, rowGroup int
+
+	once sync.Once
+	dir  string
+	err  error
+}
+
 var (
-	partsOnce sync.Once
-	partsDir  string
-	partsErr  error
+	// smallParts: many small parts with small row groups, whose decoding
+	// the parts' window overlaps.
+	smallParts = &export{parts: 8, rows: 50_000, rowGroup: 12_500}
+	// largeParts: parts each far larger than the window, with row groups
+	// of a warehouse export's size; only reading pages ahead overlaps them.
+	largeParts = &export{parts: 2, rows: 500_000, rowGroup: 250_000}
 )
 
-// exportParts writes, once per test binary, 8 Parquet parts of 50k rows
-// (bench's generator, row groups of 12.5k rows) into a temporary folder.
-func exportParts(tb testing.TB) string {
-	partsOnce.Do(func() {
-		partsDir, partsErr = os.MkdirTemp("", "sitemapgen-parts-")
-		for i := 0; i < 8 && partsErr == nil; i++ {
+// exportParts writes smallParts, once per test binary, into a temporary
+// folder.
+func exportParts(tb testing.TB) string { return smallParts.write(tb) }
+
+func (e *export) write(tb testing.TB) string {
+	e.once.Do(func() {
+		e.dir, e.err = os.MkdirTemp("", "sitemapgen-parts-")
+		for i := 0; i < e.parts && e.err == nil; i++ {
 			var buf bytes.Buffer
-			if partsErr = bench.WriteParquet(&buf, bench.NewGenerator(uint64(i+1), "https://www.example.com/"), 50_000, 12_500); partsErr == nil {
-				partsErr = os.WriteFile(filepath.Join(partsDir, fmt.Sprintf("part-%05d.parquet", i)), buf.Bytes(), 0o644)
+			if e.err = bench.WriteParquet(&buf, bench.NewGenerator(uint64(i+1), "https://www.example.com/"), e.rows, e.rowGroup); e.err == nil {
+				e.err = os.WriteFile(filepath.Join(e.dir, fmt.Sprintf("part-%05d.parquet", i)), buf.Bytes(), 0o644)
 			}
 		}
 	})
-	if partsErr != nil {
-		tb.Fatal(partsErr)
+	if e.err != nil {
+		tb.Fatal(e.err)
 	}
-	return partsDir
+	return e.dir
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if partsDir != "" {
-		os.RemoveAll(partsDir)
+	for _, e := range []*export{smallParts, largeParts} {
+		if e.dir != "" {
+			os.RemoveAll(e.dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -155,44 +171,59 @@ func TestPartsError(t *testing.T) {
 	}
 }
 
-// BenchmarkParts decodes the 8 parts (400k rows, decoding only), one at a
-// time and GOMAXPROCS at once; rows/s is the figure to compare:
+// BenchmarkParts decodes Parquet parts (decoding only) on one goroutine,
+// with pages read ahead, and GOMAXPROCS parts at once with pages read
+// ahead: small is 8 parts of 50k rows, large 2 parts of 500k rows in row
+// groups of 250k. rows/s is the figure to compare:
 //
 //	GOMAXPROCS=2 go test -run '^$' -bench Parts -count 3 ./pipeline/input/
 func BenchmarkParts(b *testing.B) {
-	files, err := input.Expand([]string{exportParts(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, par := range []int{1, runtime.GOMAXPROCS(0)} {
-		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
-			var rows int64
-			// One pool for all iterations, as a run has: batches grown in
-			// the first are reused, so the figure is decoding, not the
-			// collector's work on fresh batches.
-			free := make(chan *input.Batch, 16)
-			for range cap(free) {
-				free <- new(input.Batch)
-			}
-			for b.Loop() {
-				p := input.Parts[*input.Batch]{
-					Files: files, Parallel: par,
-					Get:  func(context.Context) (*input.Batch, error) { return <-free, nil },
-					Put:  func(b *input.Batch) { b.Reset(); free <- b },
-					Fill: func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
-					Emit: func(_ int, b *input.Batch) error {
-						rows += int64(b.Len())
-						b.Reset()
-						free <- b
-						return nil
-					},
-					Done: func(int, int64) error { return nil },
+	for _, e := range []struct {
+		name string
+		*export
+	}{{"small", smallParts}, {"large", largeParts}} {
+		files, err := input.Expand([]string{e.write(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name       string
+			par        int
+			sequential bool
+		}{
+			{"goroutines=1", 1, true},
+			{"ahead", 1, false},
+			{fmt.Sprintf("parts=%d", runtime.GOMAXPROCS(0)), runtime.GOMAXPROCS(0), false},
+		} {
+			b.Run(e.name+"/"+mode.name, func(b *testing.B) {
+				var rows int64
+				// One pool for all iterations, as a run has: batches grown in
+				// the first are reused, so the figure is decoding, not the
+				// collector's work on fresh batches.
+				free := make(chan *input.Batch, 16)
+				for range cap(free) {
+					free <- new(input.Batch)
 				}
-				if err := p.Read(context.Background()); err != nil {
-					b.Fatal(err)
+				for b.Loop() {
+					p := input.Parts[*input.Batch]{
+						Files: files, Parallel: mode.par, Opt: input.Options{Sequential: mode.sequential},
+						Get:  func(context.Context) (*input.Batch, error) { return <-free, nil },
+						Put:  func(b *input.Batch) { b.Reset(); free <- b },
+						Fill: func(src input.Source, b *input.Batch) error { return src.Fill(b, input.DefaultChunk) },
+						Emit: func(_ int, b *input.Batch) error {
+							rows += int64(b.Len())
+							b.Reset()
+							free <- b
+							return nil
+						},
+						Done: func(int, int64) error { return nil },
+					}
+					if err := p.Read(context.Background()); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-		})
+				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
 	}
 }

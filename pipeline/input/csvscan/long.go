@@ -236,6 +236,9 @@ func (s *Scanner) readLong(b *input.Batch, pos int) error {
 	}
 	b.Rejected = append(b.Rejected, input.RowReject{Row: len(b.Line), Reason: reason})
 	for c := range input.NumColumns {
+		if s.col[c] < 0 {
+			continue // unmapped: as in a short row
+		}
 		var f []byte
 		if c == input.Loc {
 			f = b.Buf[pos:len(b.Buf):len(b.Buf)]

@@ -344,8 +344,12 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 		}
 		nsp := len(s.spans) / 2
 		for c := range input.NumColumns {
+			k := s.col[c]
+			if k < 0 {
+				continue // unmapped: the column stays empty, Field reads nil
+			}
 			var v []byte
-			if k := s.col[c]; k >= 0 && k < nsp {
+			if k < nsp {
 				i, j := s.spans[2*k], s.spans[2*k+1]
 				v = buf[i:j:j]
 			}

@@ -11,7 +11,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -62,7 +64,13 @@ type Reader struct {
 	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
 
 	prefetched bool // the first row group's chunks were asked for (see prefetch)
+	sync       bool // pages read on the filling goroutine (pqpage.Reader.Sync)
 }
+
+// spansPool recycles the Readers' spans: a run opens one per part file,
+// and regrowing them for each was most of the garbage of decoding parts
+// in parallel.
+var spansPool sync.Pool // of *[input.NumColumns][]columnar.Span
 
 // valueKind is how a column's values become text.
 type valueKind int
@@ -168,7 +176,11 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
-	pr = &Reader{name: source, r: r, size: size, pf: pf}
+	// Pages are read ahead on another goroutine when there is another core.
+	pr = &Reader{name: source, r: r, size: size, pf: pf, sync: opt.Sequential || runtime.GOMAXPROCS(0) == 1}
+	if sp, ok := spansPool.Get().(*[input.NumColumns][]columnar.Span); ok {
+		pr.spans = *sp
+	}
 	// RLE lets a few bytes stand for millions of rows; a URL list holds
 	// distinct URLs, which cost bytes. A file claiming more than
 	// saferio.MaxRowsPerByte rows per byte is refused rather than read for hours.
@@ -385,6 +397,11 @@ func (pr *Reader) Close() error {
 			c.close()
 		}
 	}
+	if pr.spans[input.Loc] != nil {
+		sp := pr.spans
+		spansPool.Put(&sp)
+		pr.spans = [input.NumColumns][]columnar.Span{}
+	}
 	pr.closeLists()
 	if pr.file != nil {
 		err := pr.file.Close()
@@ -547,6 +564,7 @@ func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error
 			pr.name, pr.rg-1, c.name, input.ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 	}
 	c.page = pqpage.Page{}
+	c.pages.Sync = pr.sync
 	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
 	return nil
 }

@@ -1,0 +1,156 @@
+package pqpage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+type locRow struct {
+	Loc string `parquet:"loc,plain,snappy"`
+}
+
+// chunk writes rows as a one-column Parquet file of pages of about
+// pageSize bytes and returns a Reader set to read its first column chunk.
+func chunk(t *testing.T, rows []string, pageSize int) (*Reader, func()) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[locRow](&buf, parquet.PageBufferSize(pageSize))
+	for _, r := range rows {
+		if _, err := w.Write([]locRow{{r}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.Metadata().RowGroups); n != 1 {
+		t.Fatalf("%d row groups, want 1", n)
+	}
+	md := &pf.Metadata().RowGroups[0].Columns[0].MetaData
+	r := &Reader{Type: format.ByteArray}
+	return r, func() {
+		r.Reset(bytes.NewReader(data), md.DataPageOffset, md.TotalCompressedSize, int64(len(rows)), md.Codec)
+	}
+}
+
+// readAll reads every value of the chunk r was reset on, and the pages.
+func readAll(t *testing.T, r *Reader) (vals []string, pages int) {
+	t.Helper()
+	var pg Page
+	for {
+		err := r.Next(&pg, 0, 0)
+		if errors.Is(err, io.EOF) {
+			return vals, pages
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for range pg.N {
+			v, err := r.Value(&pg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = append(vals, string(v))
+		}
+	}
+}
+
+func rows(n, size int) []string {
+	out := make([]string, n)
+	for i := range out {
+		s := fmt.Sprintf("https://www.example.com/%d/", i)
+		out[i] = s + strings.Repeat("x", max(0, size-len(s)))
+	}
+	return out
+}
+
+// TestReadAhead: pages read ahead on another goroutine give the values
+// read on one, page after page.
+func TestReadAhead(t *testing.T) {
+	want := rows(20000, 60)
+	for _, sync := range []bool{false, true} {
+		r, reset := chunk(t, want, 8<<10)
+		r.Sync = sync
+		reset()
+		got, pages := readAll(t, r)
+		r.Close()
+		if pages < 50 {
+			t.Fatalf("%d pages; the test wants many", pages)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("sync=%v: %d values, want %d", sync, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("sync=%v: value %d is %q, want %q", sync, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestBigPagesOneAtATime: a page over bigPage is not read while the pages
+// before it are held, so a run of big pages costs one of them, not
+// ahead+1.
+func TestBigPagesOneAtATime(t *testing.T) {
+	defer func(b int) { bigPage = b }(bigPage)
+	bigPage = 32 << 10
+	want := rows(600, 1000) // pages of ~64 KiB: 9 of them
+	r, reset := chunk(t, want, 64<<10)
+	reset()
+	got, pages := readAll(t, r)
+	if pages < ahead+2 || len(got) != len(want) || got[len(got)-1] != want[len(want)-1] {
+		t.Fatalf("%d pages, %d values; want %d values over more than %d pages", pages, len(got), len(want), ahead+1)
+	}
+	// The reading goroutine has ended (it sent io.EOF last): its pages
+	// can be looked at.
+	big := 0
+	for i := range r.pages {
+		if cap(r.pages[i].body) > bigPage {
+			big++
+		}
+	}
+	if big > 1 {
+		t.Errorf("%d page buffers over bigPage held at once, want 1", big)
+	}
+	r.Close()
+}
+
+// TestCloseStopsReading: Close in the middle of a chunk stops the reading
+// goroutine, however far ahead it is, and Next then reports io.EOF.
+func TestCloseStopsReading(t *testing.T) {
+	r, reset := chunk(t, rows(20000, 60), 8<<10)
+	reset()
+	var pg Page
+	if err := r.Next(&pg, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := r.done
+	time.Sleep(10 * time.Millisecond) // let it fill what it may
+	r.Close()
+	select {
+	case <-done:
+	default:
+		t.Fatal("the reading goroutine still runs after Close")
+	}
+	if err := r.Next(&pg, 0, 0); err != io.EOF {
+		t.Fatalf("Next after Close: %v, want io.EOF", err)
+	}
+	r.Close() // twice: no buffer given back twice
+	if r.pooled || r.raw != nil {
+		t.Fatal("a second Close gave the buffers back again")
+	}
+}
