@@ -5,7 +5,10 @@
 # indexes, robots lines, rejects), the manifest without its clock fields.
 #
 #   bench/samebytes.sh BASE [ROWS]     # ROWS: generated CSV rows, default 1000000 (0: none)
-#   FLAGS="--now 2026-01-01T00:00:00Z" bench/samebytes.sh BASE   # flags for both builds (both must know them)
+#   FLAGS="--lastmod-tz UTC" bench/samebytes.sh BASE   # flags for both builds (both must know them)
+#
+# Both builds run with --now 2026-01-01T00:00:00Z unless FLAGS sets --now:
+# the index lastmods and the manifest's times would otherwise be the clock's.
 #   SKIP=multilingual bench/samebytes.sh BASE   # leave out the inputs whose path matches (a change meant to alter them)
 #
 # Inputs: the README sample, testdata/multilingual.{csv,parquet}, every
@@ -17,6 +20,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: bench/samebytes.sh BASE [ROWS]}
 rows=${2:-1000000}
+case " ${FLAGS:-} " in
+*" --now "* | *" --now="*) ;;
+*) FLAGS="${FLAGS:-} --now 2026-01-01T00:00:00Z" ;;
+esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/samebytes.XXXXXX")
 cleanup() { git worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work"; }
