@@ -200,6 +200,12 @@ const ahead = 3
 // A variable for the tests.
 var bigPage = 16 << 20
 
+// decoded reports whether a page of this type is decoded: index pages and
+// unknown page types are skipped.
+func (h *pageHeader) decoded() bool {
+	return h.typ == pageDict || h.typ == pageData || h.typ == pageDataV2
+}
+
 // page is a page of the chunk, read and decompressed.
 type page struct {
 	h      pageHeader
@@ -285,7 +291,7 @@ func (p *Reader) fetch() {
 		if err == errStopped {
 			return
 		}
-		if err == nil && pg.h.typ != pageDict && pg.h.typ != pageData && pg.h.typ != pageDataV2 {
+		if err == nil && !pg.h.decoded() {
 			p.free <- pg // index pages and unknown page types are skipped
 			continue
 		}
@@ -459,7 +465,7 @@ func (p *Reader) nextPage() fetched {
 		if err := p.read(pg); err != nil {
 			return fetched{err: err}
 		}
-		if pg.h.typ == pageDict || pg.h.typ == pageData || pg.h.typ == pageDataV2 {
+		if pg.h.decoded() {
 			return fetched{pg: pg}
 		}
 	}
