@@ -345,6 +345,7 @@ func TestParquetClaimedRows(t *testing.T) {
 			pr, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "bad.parquet", input.Options{})
 			if err == nil {
 				_, err = inputtest.ReadAll(pr)
+				pr.Close()
 			}
 			done()
 			if !errors.Is(err, input.ErrCorrupt) {
@@ -361,5 +362,6 @@ func mustParquet(t *testing.T, data []byte) *pqread.Reader {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { pr.Close() })
 	return pr
 }

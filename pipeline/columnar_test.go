@@ -237,6 +237,7 @@ func TestParquetBatchesAreRowGroupIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer pr.Close()
 		var lines []int64
 		var locs []string
 		for {

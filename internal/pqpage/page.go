@@ -213,10 +213,11 @@ type page struct {
 	body   []byte // the values (V1: after the levels), decompressed
 }
 
-// fetched is a page read ahead, or the error that ends the chunk.
+// fetched is a page read ahead, or the error or panic that ends the chunk.
 type fetched struct {
-	pg  *page
-	err error
+	pg       *page
+	err      error
+	panicked any
 }
 
 // errStopped ends a read that Reset or Close called off.
@@ -280,6 +281,17 @@ func (p *Reader) halt() {
 // a page fails or halt.
 func (p *Reader) fetch() {
 	defer close(p.done)
+	defer func() {
+		// A decompressor that panics on a corrupt page must not take the
+		// process down from here: Next panics with the value on the
+		// caller's goroutine, where it would have been raised in Sync mode.
+		if v := recover(); v != nil {
+			select {
+			case p.out <- fetched{panicked: v}:
+			case <-p.stop:
+			}
+		}
+	}()
 	for p.left > 0 {
 		var pg *page
 		select {
@@ -296,7 +308,7 @@ func (p *Reader) fetch() {
 			continue
 		}
 		select {
-		case p.out <- fetched{pg, err}:
+		case p.out <- fetched{pg: pg, err: err}:
 		case <-p.stop:
 			return
 		}
@@ -507,6 +519,9 @@ func (p *Reader) Next(pg *Page, maxDef, maxRep byte) error {
 		}
 		p.cur = nil
 		f := p.nextPage()
+		if f.panicked != nil {
+			panic(f.panicked)
+		}
 		if f.err != nil {
 			p.err = f.err
 			return f.err
@@ -771,12 +786,24 @@ func (p *Reader) Close() {
 	}
 	p.ra = nil
 	if p.pooled {
-		b := &buffers{hdr: p.hdr[:0], raw: p.raw[:0], dict: p.dict[:0], prev: p.prev[:0], doffs: p.doffs[:0], pages: p.pages}
+		b := &buffers{hdr: small(p.hdr), raw: small(p.raw), dict: small(p.dict), prev: small(p.prev), doffs: p.doffs[:0], pages: p.pages}
+		for i := range b.pages {
+			b.pages[i].body, b.pages[i].levels = small(b.pages[i].body), small(b.pages[i].levels)
+		}
 		bufferPool.Put(b)
 		p.hdr, p.raw, p.dict, p.prev, p.doffs = nil, nil, nil, nil, nil
 		p.pages = [ahead + 1]page{}
 		p.pooled, p.hasDict, p.left = false, false, 0
 	}
+}
+
+// small returns b emptied for reuse, or nil when it is over bigPage: one
+// big page must not keep its memory alive in the pool for the next file.
+func small(b []byte) []byte {
+	if cap(b) > bigPage {
+		return nil
+	}
+	return b[:0]
 }
 
 // Value returns the next non-null value of pg, in its PLAIN form (a

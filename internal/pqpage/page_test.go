@@ -127,6 +127,46 @@ func TestBigPagesOneAtATime(t *testing.T) {
 		t.Errorf("%d page buffers over bigPage held at once, want 1", big)
 	}
 	r.Close()
+	// What Close gave the pool keeps no big page's memory for the next file
+	// (sync.Pool may drop it, the race detector at random: then there is
+	// nothing to look at).
+	if b, ok := bufferPool.Get().(*buffers); ok {
+		for i, pg := range b.pages {
+			if cap(pg.body) > bigPage {
+				t.Errorf("page %d of the pool holds %d bytes", i, cap(pg.body))
+			}
+		}
+		if cap(b.raw) > bigPage {
+			t.Errorf("the pool holds a compressed page of %d bytes", cap(b.raw))
+		}
+	}
+}
+
+// panicky is a ReaderAt that panics, as a decompressor may on a corrupt
+// page.
+type panicky struct{}
+
+func (panicky) ReadAt([]byte, int64) (int, error) { panic("boom") }
+
+// TestPanicReachesTheCaller: a panic while a page is read ahead is raised
+// by Next on the caller's goroutine, where the reader's recover turns it
+// into an error, as in Sync mode; it does not take the process down.
+func TestPanicReachesTheCaller(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		func() {
+			r := &Reader{Type: format.ByteArray, Sync: sync}
+			r.Reset(panicky{}, 4, 1000, 10, format.Snappy)
+			defer r.Close()
+			defer func() {
+				if v := recover(); v != "boom" {
+					t.Errorf("sync=%v: recovered %v, want the panic's value", sync, v)
+				}
+			}()
+			var pg Page
+			r.Next(&pg, 0, 0)
+			t.Errorf("sync=%v: Next returned", sync)
+		}()
+	}
 }
 
 // TestCloseStopsReading: Close in the middle of a chunk stops the reading

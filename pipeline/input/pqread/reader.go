@@ -27,12 +27,14 @@ import (
 
 // Reader reads the rows of an Apache Parquet file into Batches. It
 // uses parquet-go for the schema (after checking the footer, see
-// pqpage.CheckFooter) and reads the pages itself (pqpage.Reader): one page per
-// column at a time, with one read each, its values copied into the Batch's
-// Buf without allocating per row. Row groups are read in order and a batch
-// may span several; memory is bounded by a page per column and the batch,
-// never by the row group, and nothing a corrupt file claims is allocated
-// before it is checked against the file.
+// pqpage.CheckFooter) and reads the pages itself (pqpage.Reader): a page per
+// column at a time, with one read each, read and decompressed up to 3 pages
+// ahead on a goroutine per column when there is a second core, its values
+// copied into the Batch's Buf without allocating per row. Row groups are read
+// in order and a batch may span several; memory is bounded by a few pages per
+// column and the batch, never by the row group, and nothing a corrupt file
+// claims is allocated before it is checked against the file. A Reader must be
+// closed: Close stops the goroutines reading ahead.
 //
 // Columns are found among the top-level fields as input.Options.Map says. loc and changefreq are strings (BYTE_ARRAY, also
 // dictionary-encoded); lastmod is a string, a DATE (written YYYY-MM-DD), a
