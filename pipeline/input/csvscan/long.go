@@ -27,7 +27,7 @@ const (
 	stBare              // in a non-quoted field
 	stQuoted            // in a quoted field
 	stQuote             // just after a quote in a quoted field: closes it, or "" for "
-	stQuoteCR           // after a closing quote and a \r: only \n may follow
+	stQuoteCR           // after a closing quote and a \r: the line has ended (\r\n or a lone \r)
 )
 
 // longRecord follows a record too long to buffer through the pieces of it
@@ -103,6 +103,12 @@ func (l *longRecord) feed(p []byte) (n int, done bool) {
 			l.nl++
 			return i + 1, true // a pending \r before it is the line end's
 		}
+		if l.cr && (l.lines || l.state != stQuoted) || l.state == stQuoteCR {
+			// The \r before c was a lone \r: it ended the line.
+			l.cr = false
+			l.nl++
+			return i, true
+		}
 		switch {
 		case l.lines:
 			l.flushCR()
@@ -159,9 +165,6 @@ func (l *longRecord) feed(p []byte) (n int, done bool) {
 				l.fail(errExtraQuote, 1)
 				return i, true
 			}
-		default: // stQuoteCR, and c is not \n
-			l.fail(errExtraQuote, 2)
-			return i, true
 		}
 		l.col++
 	}
