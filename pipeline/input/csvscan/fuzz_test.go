@@ -21,14 +21,18 @@ import (
 // short reads) taken from the fuzz arguments.
 //
 // Intentional differences from encoding/csv, handled here:
+//
 //   - A UTF-8 BOM at the start of the input is dropped (encoding/csv keeps it
 //     in the first field): the oracle is given the input without it.
+//
 //   - For a quoted field still open at the end of the input, the error points
 //     at the field's opening quote (the place to fix), where encoding/csv
 //     points at the end of the input: that position is not compared.
+//
 //   - A data record longer than MaxRecordBytes is a rejected row keeping
 //     the first bytes of its loc (encoding/csv has no limit); a header that
 //     long is an error. Check 4 lowers the limit to fuzzLimit bytes.
+//
 //   - Error kinds: ErrQuote stands for both encoding/csv's ErrBareQuote and
 //     ErrQuote.
 //
