@@ -54,9 +54,12 @@ type Config struct {
 	// in bounded memory (spilling sorted runs to TmpDir), so that an export
 	// in no stable order still gives stable shards.
 	Sort bool
-	// Dedup (implies Sort) keeps the first row, in input order, of each
-	// normalised loc and rejects the others as encode.Duplicate.
+	// Dedup (implies Sort) keeps one row of each normalised loc, the first
+	// in the order Ties sets, and rejects the others as encode.Duplicate.
 	Dedup bool
+	// Ties orders rows with equal locs under Sort, and so chooses the row
+	// Dedup keeps: TieContent (the zero value) or TieInput.
+	Ties TieOrder
 	// TmpDir holds the sorted runs ("": os.TempDir()); SortMemory bounds
 	// the entries held in memory (0: DefaultSortMemory).
 	TmpDir     string
@@ -511,6 +514,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry, maxNews int) {
 		}
 		start := len(b.Out)
 		out, res := enc.AppendURL(b.Out, f)
+		newsAt := int32(-1)
 		if res.NewsAt > 0 {
 			// Split the news entry off: the regular entries stay back to back.
 			news := out[res.NewsAt:]
@@ -522,6 +526,7 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry, maxNews int) {
 			default:
 				b.NewsOut = append(b.NewsOut, news...)
 				b.NewsEnds = append(b.NewsEnds, uint32(len(b.NewsOut)))
+				newsAt = int32(len(b.NewsEnds) - 1)
 			}
 		}
 		if res.Reason == encode.OK && len(out)-start > maxEntry {
@@ -537,6 +542,8 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry, maxNews int) {
 		}
 		b.Ends = append(b.Ends, uint32(len(b.Out)))
 		b.EntryLine = append(b.EntryLine, b.Line[i])
+		b.EntryLastmod = append(b.EntryLastmod, res.LastmodKey)
+		b.EntryNews = append(b.EntryNews, newsAt)
 	}
 }
 
@@ -616,11 +623,10 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 		return nil
 	}
 	place := func(ents *shard.Entries) error { return pack(r.cutter, ents, false) }
-	// placeNews packs a batch's news entries, in input order (also in a
-	// sorted run: the news sitemaps are not part of its stable order).
-	placeNews := func(b *Batch) error {
-		ents := shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}
-		if err := pack(r.news, &ents, true); err != nil {
+	// placeNews packs news entries: a batch's, in input order, or with
+	// --sort the sorter's, in the order of their rows.
+	placeNews := func(ents *shard.Entries) error {
+		if err := pack(r.news, ents, true); err != nil {
 			return err
 		}
 		r.rep.News.URLs += int64(len(ents.Ends))
@@ -660,8 +666,8 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 			} else if err := place(&shard.Entries{Data: b.Out, Ends: b.Ends}); err != nil {
 				return err
 			}
-			if r.news != nil {
-				if err := placeNews(b); err != nil {
+			if r.news != nil && sorted == nil {
+				if err := placeNews(&shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}); err != nil {
 					return err
 				}
 			}
@@ -703,7 +709,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 			<-r.free
 		}
 		t := time.Now()
-		dups, err := sorted.drain(placeAll, func(source string, line int64, loc []byte) error {
+		dups, err := sorted.drain(placeAll, placeNews, func(source string, line int64, loc []byte) error {
 			reasons[encode.Duplicate]++
 			if rejects != nil {
 				return rejects.write(source, line, encode.Duplicate, loc)

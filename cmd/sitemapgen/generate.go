@@ -65,7 +65,7 @@ type generateFlags struct {
 
 	s3Endpoint, cacheControl, maxShrink string
 	lockTTL                             time.Duration
-	now, cut, tmp                       string
+	now, cut, tmp, ties                 string
 	sort, dedup, schemaLocation         bool
 	s3PathStyle, force, dryRun          bool
 	requireSuccess                      bool
@@ -109,7 +109,8 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
 	fs.StringVar(&f.cut, "cut", "stable", "where shards end: stable (content-defined: the same URLs give the same shards night after night) or tight (packed to the limits)")
 	fs.BoolVar(&f.sort, "sort", false, "order the URLs by their normalised loc before cutting (external sort in bounded memory), so an export in no stable order gives stable shards")
-	fs.BoolVar(&f.dedup, "dedup", false, "keep the first row of each normalised loc, reject the others as duplicate (implies --sort)")
+	fs.BoolVar(&f.dedup, "dedup", false, "keep one row of each normalised loc (the first in --ties order), reject the others as duplicate (implies --sort)")
+	fs.StringVar(&f.ties, "ties", "content", "order of rows with equal locs under --sort, and so the row --dedup keeps: content (the newest lastmod, then the smallest entry: the output depends on the rows, not on their order) or input (input order: the first row)")
 	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
@@ -306,6 +307,14 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	}
 	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
 		return cfg, closeOut, usageError{fmt.Errorf("--cut: %w", err)}
+	}
+	switch f.ties {
+	case "content":
+		cfg.Ties = pipeline.TieContent
+	case "input":
+		cfg.Ties = pipeline.TieInput
+	default:
+		return cfg, closeOut, usageError{fmt.Errorf("--ties %q: use content or input", f.ties)}
 	}
 	if f.now != "" {
 		if cfg.Now, err = time.Parse(time.RFC3339, f.now); err != nil {
