@@ -30,6 +30,7 @@ type Manifest struct {
 	Indexes    int          `json:"indexes"`
 	Root       string       `json:"root"`
 	Files      []File       `json:"files"`              // shards in order, news sitemaps, intermediate indexes, root, robots
+	Submit     []string     `json:"submit,omitempty"`   // the URLs the robots lines name
 	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
 }
 

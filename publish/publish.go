@@ -20,6 +20,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -489,16 +490,14 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		}
 	}
 	robotsFile := Describe(t.layout.Robots(), robots)
-	res.RobotsChanged = true
+	// Said only once the new lines are written: a failed run changes no
+	// line an operator should deploy.
+	robotsChanged := true
 	if t.prev != nil {
 		for _, f := range t.prev.Files {
 			if f.Name == robotsFile.Name {
-				res.RobotsChanged = f.SHA256 != robotsFile.SHA256
+				robotsChanged = f.SHA256 != robotsFile.SHA256
 			}
-		}
-		if res.RobotsChanged {
-			t.log.Warn("the Sitemap: lines change: deploy the new robots lines (the number of indexes that list sitemaps changed)",
-				"file", robotsFile.Name, "lines", len(res.Submit))
 		}
 	}
 	// The shards' names must be durable before an index names them.
@@ -520,7 +519,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	}
 	robotsName := robotsFile.Name
 	files = append(files, Describe(root, rootIx.Data), robotsFile)
-	m := t.newManifest(set, files, len(indexes))
+	m := t.newManifest(set, files, len(indexes), res.Submit)
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
@@ -564,6 +563,11 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			ErrPublishedIncomplete, res.Root, robotsName, err)
 	}
 	res.Files = append(res.Files, robotsName, t.layout.Manifest())
+	res.RobotsChanged = robotsChanged
+	if robotsChanged && t.prev != nil {
+		t.log.Warn("the Sitemap: lines changed: deploy the new robots lines ("+robotsChange(t.prev.Submit, res.Submit)+")",
+			"file", robotsName, "lines", len(res.Submit))
+	}
 
 	keep := map[string]bool{}
 	for _, f := range m.Files {
@@ -589,12 +593,30 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	return res, nil
 }
 
+// robotsChange says why the robots lines changed, from the URLs the
+// published ones named (nil: a manifest from before they were recorded) and
+// the new ones.
+func robotsChange(was, now []string) string {
+	folder := func(u string) string { return u[:strings.LastIndexByte(u, '/')+1] }
+	switch {
+	case was == nil:
+		return "the published manifest does not record the previous lines"
+	case len(was) != len(now):
+		return fmt.Sprintf("the number of indexes that list sitemaps changed: %d -> %d", len(was), len(now))
+	case len(now) > 0 && folder(was[0]) != folder(now[0]):
+		return fmt.Sprintf("the public URL changed: %s -> %s", folder(was[0]), folder(now[0]))
+	default:
+		return "the index file names changed (--name)"
+	}
+}
+
 // newManifest describes this generation and the earlier ones it keeps.
-func (t *Tx) newManifest(set Set, files []File, indexes int) *Manifest {
+func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
 		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
 		Shards: len(set.Files), News: len(set.News), Indexes: indexes, Root: t.layout.Root(), Files: files,
+		Submit: submit,
 	}
 	var gens []Generation
 	if t.prev != nil {
