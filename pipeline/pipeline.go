@@ -123,8 +123,8 @@ func (c *Config) Validate() error {
 		return errors.New("no input files")
 	case c.PublicURL == nil:
 		return errors.New("public URL is required")
-	case c.Name == "" || !validName(c.Name):
-		return fmt.Errorf("name %q: use letters, digits, '-', '_' and '.', not starting with '.'", c.Name)
+	case publish.ValidStem(c.Name) != nil:
+		return publish.ValidStem(c.Name)
 	case c.MaxURLs < 1 || c.MaxURLs > 50000:
 		return fmt.Errorf("max URLs %d: must be 1..50000", c.MaxURLs)
 	case c.MaxBytes < 4096 || c.MaxBytes > 52428800:
@@ -155,19 +155,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("index fanout %d: with this public URL an index could exceed 52,428,800 bytes; use at most %d", c.Fanout, (52428800-frame)/perEntry)
 	}
 	return nil
-}
-
-func validName(s string) bool {
-	if s[0] == '.' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // run is the state of one Run.

@@ -112,6 +112,13 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, p)
 	}
 	summarize(stderr, files.String(), rep)
+	if n := len(rep.Leftovers); n > 0 {
+		names := strings.Join(rep.Leftovers[:min(n, 5)], ", ")
+		if n > 5 {
+			names += ", …"
+		}
+		fmt.Fprintf(stderr, "warning: %d file(s) named as this set's sitemaps that nothing lists (a failed run's uploads; the next generate run deletes them): %s\n", n, names)
+	}
 	if f.report != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err == nil {
