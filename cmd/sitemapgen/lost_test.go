@@ -218,3 +218,31 @@ func TestOrderFreeDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestLastmodInADaylightSavingGap: a zone-less lastmod that --lastmod-tz
+// skips names no instant: dropped with lastmod_nonexistent, the URL kept.
+// It was written (as the instant an hour later) without a warning.
+func TestLastmodInADaylightSavingGap(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	csv := "loc,lastmod\n" + base + "gap,2026-03-08 02:30\n" + base + "before,2026-03-08 01:59\n" + base + "after,2026-03-08 03:00\n"
+	if err := os.WriteFile(in, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, report := filepath.Join(dir, "out"), filepath.Join(dir, "report.json")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--report", report, "--lastmod-tz", "America/New_York", in); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := readReport(t, report)
+	if r.URLs != 3 || r.Warnings.Total != 1 || r.Warnings.ByReason["lastmod_nonexistent"] != 1 {
+		t.Errorf("urls %d, warnings %+v; want 3 URLs, one lastmod_nonexistent", r.URLs, r.Warnings)
+	}
+	var got []string
+	for _, u := range xmltest.ReadSet(t, out, base, "sitemap.xml", "").Shards[0].URLs {
+		got = append(got, strings.TrimPrefix(u.Loc, base)+"|"+u.Lastmod)
+	}
+	want := []string{"gap|", "before|2026-03-08T01:59:00-05:00", "after|2026-03-08T03:00:00-04:00"}
+	if !slices.Equal(got, want) {
+		t.Errorf("published %q, want %q", got, want)
+	}
+}
