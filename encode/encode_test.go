@@ -867,3 +867,27 @@ func TestUnencodedAt(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendLocText: the text of a written loc is the normalised URL, for
+// the rejects file (a duplicate is found by its written loc).
+func TestAppendLocText(t *testing.T) {
+	sc, err := ParseScope("https://www.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(sc, nil)
+	for in, want := range map[string]string{
+		"https://www.example.com/a?b=1&c='2'": "https://www.example.com/a?b=1&c='2'",
+		"https://www.example.com/ü<x>":        "https://www.example.com/%C3%BC%3Cx%3E",
+		"https://www.example.com/&amp;":       "https://www.example.com/&amp;",
+	} {
+		out, res := enc.AppendURL(nil, Fields{Loc: []byte(in)})
+		if res.Reason != OK {
+			t.Fatalf("%q: %v", in, res.Reason)
+		}
+		loc := out[bytes.Index(out, []byte("<loc>"))+5 : bytes.Index(out, []byte("</loc>"))]
+		if got := string(AppendLocText(nil, loc)); got != want {
+			t.Errorf("AppendLocText(%q) = %q, want %q", loc, got, want)
+		}
+	}
+}

@@ -639,3 +639,27 @@ func mayHaveDotSegment(p []byte) bool {
 		}
 	}
 }
+
+// AppendLocText appends the URL that the <loc> content loc (as AppendLoc
+// writes it) holds: its XML escapes, &amp; and &apos; (the only ones a
+// normalised loc has: other markup characters are percent-encoded), undone.
+func AppendLocText(dst, loc []byte) []byte {
+	for {
+		i := bytes.IndexByte(loc, '&')
+		if i < 0 {
+			return append(dst, loc...)
+		}
+		dst = append(dst, loc[:i]...)
+		switch rest := loc[i:]; {
+		case bytes.HasPrefix(rest, []byte("&amp;")):
+			dst = append(dst, '&')
+			loc = rest[len("&amp;"):]
+		case bytes.HasPrefix(rest, []byte("&apos;")):
+			dst = append(dst, '\'')
+			loc = rest[len("&apos;"):]
+		default:
+			dst = append(dst, '&')
+			loc = rest[1:]
+		}
+	}
+}

@@ -203,6 +203,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			rep.Error = err.Error()
 		}
+		if rep.Deleted == nil {
+			rep.Deleted = []string{} // "deleted": [], as documented, when nothing was
+		}
 		return rep, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -696,10 +699,15 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 			<-r.free
 		}
 		t := time.Now()
+		var text []byte
 		dups, err := sorted.drain(placeAll, placeNews, func(source string, line int64, loc []byte) error {
 			reasons[encode.Duplicate]++
 			if rejects != nil {
-				return rejects.write(source, line, encode.Duplicate, loc)
+				// The row's own value is gone once sorted: its written loc,
+				// as a URL (not XML-escaped like the sitemap's), is what
+				// made it a duplicate.
+				text = encode.AppendLocText(text[:0], loc)
+				return rejects.write(source, line, encode.Duplicate, text)
 			}
 			return nil
 		})

@@ -274,14 +274,14 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.publicURL == "" {
 		return cfg, closeOut, usageError{errors.New("--public-url is required")}
 	}
-	pub, err := encode.ParseScope(f.publicURL)
+	pub, err := urlFlag("public-url", f.publicURL)
 	if err != nil {
-		return cfg, closeOut, usageError{fmt.Errorf("--public-url: %w", err)}
+		return cfg, closeOut, err
 	}
 	scope := pub
 	if f.scope != "" {
-		if scope, err = encode.ParseScope(f.scope); err != nil {
-			return cfg, closeOut, usageError{fmt.Errorf("--scope: %w", err)}
+		if scope, err = urlFlag("scope", f.scope); err != nil {
+			return cfg, closeOut, err
 		}
 	}
 	tz, err := time.LoadLocation(f.lastmodTZ)
@@ -319,6 +319,16 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.now != "" {
 		if cfg.Now, err = time.Parse(time.RFC3339, f.now); err != nil {
 			return cfg, closeOut, usageError{fmt.Errorf("--now: %w", err)}
+		}
+		if cfg.Now.IsZero() {
+			// The run would read it as "not set" and take the clock.
+			return cfg, closeOut, usageError{fmt.Errorf("--now %s: the zero time is not a run's time; leave --now out to use the clock", f.now)}
+		}
+	}
+	if f.tmp != "" {
+		// Found now, not at the first spill a few hundred thousand rows in.
+		if err := writableDir(f.tmp); err != nil {
+			return cfg, closeOut, usageError{fmt.Errorf("--tmp: %w", err)}
 		}
 	}
 	switch {
@@ -475,4 +485,35 @@ func cancelable(ctx context.Context, r io.Reader) io.Reader {
 	}()
 	context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
 	return pr
+}
+
+// urlFlag parses the value of the URL flag --name as a folder URL (a scope),
+// or returns a usage error naming the flag, not "scope".
+func urlFlag(name, value string) (*encode.Scope, error) {
+	s, err := encode.ParseScope(value)
+	var se *encode.ScopeError
+	if errors.As(err, &se) {
+		return nil, usageError{fmt.Errorf("--%s %q: %s", name, se.URL, se.Why)}
+	}
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%s: %w", name, err)}
+	}
+	return s, nil
+}
+
+// writableDir checks that dir is a folder a file can be created in.
+func writableDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	f, err := os.CreateTemp(dir, ".sitemapgen-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot create files in it: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -246,3 +246,55 @@ func TestLastmodInADaylightSavingGap(t *testing.T) {
 		t.Errorf("published %q, want %q", got, want)
 	}
 }
+
+// TestSmallPromises: the smaller items of "nothing lost, round two", each
+// through the CLI.
+func TestSmallPromises(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("loc\n"+base+"a?x=1&y='2'\n"+base+"b\n"+base+"a?x=1&y='2'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, want, not string
+		args            []string
+	}{
+		{"--public-url names itself", `--public-url "ftp://x/": is not an absolute http or https URL`, `: scope "`, []string{"--public-url", "ftp://x/"}},
+		{"--scope names itself", `--scope "https://www.example.com/?q": has a query`, `: scope "`, []string{"--public-url", base, "--scope", "https://www.example.com/?q"}},
+		{"--now zero is refused", "--now 0001-01-01T00:00:00Z: the zero time", "", []string{"--public-url", base, "--now", "0001-01-01T00:00:00Z"}},
+		{"--tmp missing is found first", "--tmp: stat " + filepath.Join(dir, "nope"), "", []string{"--public-url", base, "--sort", "--tmp", filepath.Join(dir, "nope")}},
+		{"--tmp a file", "is not a folder", "", []string{"--public-url", base, "--sort", "--tmp", in}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := sitemapgen(t, "", append(append([]string{"generate", "--out", out}, tt.args...), in)...)
+			if code != 2 || !strings.Contains(stderr, tt.want) || tt.not != "" && strings.Contains(stderr, tt.not) {
+				t.Errorf("exit %d, want 2 saying %q:\n%s", code, tt.want, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a usage error wrote %s", out)
+			}
+		})
+	}
+
+	// A duplicate's rejected value is the URL, as other reasons give it,
+	// not the XML-escaped loc (&amp;, &apos;); the report's deleted is [].
+	out, report, rejects := filepath.Join(dir, "out"), filepath.Join(dir, "report.json"), filepath.Join(dir, "rejects.csv")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--report", report, "--rejects", rejects, "--dedup", in); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := base + "a?x=1&y='2'"; !strings.Contains(string(b), ",duplicate,"+want+"\n") {
+		t.Errorf("rejects:\n%s\nwant the duplicate's value %s", b, want)
+	}
+	raw, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"deleted": []`) {
+		t.Errorf("report: want \"deleted\": [] on a first run:\n%s", raw)
+	}
+}

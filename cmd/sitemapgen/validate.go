@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/check"
-	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -179,13 +178,13 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 	opt.MaxProblems, opt.Workers, opt.TempDir, opt.NoFollow = f.maxProblems, f.workers, f.tmp, f.noFollow
 	var err error
 	if f.publicURL != "" {
-		if opt.PublicURL, err = encode.ParseScope(f.publicURL); err != nil {
-			return nil, "", opt, usageError{fmt.Errorf("--public-url: %w", err)}
+		if opt.PublicURL, err = urlFlag("public-url", f.publicURL); err != nil {
+			return nil, "", opt, err
 		}
 	}
 	if f.scope != "" {
-		if opt.Scope, err = encode.ParseScope(f.scope); err != nil {
-			return nil, "", opt, usageError{fmt.Errorf("--scope: %w", err)}
+		if opt.Scope, err = urlFlag("scope", f.scope); err != nil {
+			return nil, "", opt, err
 		}
 	}
 	if strings.HasPrefix(rootArg, "http://") || strings.HasPrefix(rootArg, "https://") {
