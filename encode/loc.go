@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"golang.org/x/net/idna"
 )
 
 const (
 	// maxLoc bounds a loc: it must be shorter than 2,048 bytes once
 	// percent-encoded (before XML escaping), as the protocol asks.
-	maxLoc = 2048
+	maxLoc = protocol.MaxLoc
 	// maxRawLoc bounds the trimmed input: anything longer is TooLong at once.
 	// Only dot segments can make a loc shorter than its input by more than a
 	// few bytes, and no real URL spends 14 KiB on them; the bound keeps a

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
@@ -85,16 +86,16 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the files will be served from; index <loc>s are built from it (required)")
 	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: --public-url)")
 	fs.StringVar(&f.out, "out", "sitemaps", "output: a local folder or s3://bucket/prefix")
-	fs.IntVar(&f.maxURLs, "max-urls", 50000, "URLs per sitemap file, 1..50000")
-	fs.IntVar(&f.maxBytes, "max-bytes", 10485760, "uncompressed bytes per sitemap file, whole file, 4096..52428800")
-	fs.IntVar(&f.fanout, "index-fanout", 1000, "sitemaps per index file, 1..50000")
+	fs.IntVar(&f.maxURLs, "max-urls", protocol.MaxURLs, fmt.Sprintf("URLs per sitemap file, 1..%d", protocol.MaxURLs))
+	fs.IntVar(&f.maxBytes, "max-bytes", protocol.DefaultMaxBytes, fmt.Sprintf("uncompressed bytes per sitemap file, whole file, %d..%d", protocol.MinMaxBytes, protocol.MaxFileBytes))
+	fs.IntVar(&f.fanout, "index-fanout", protocol.DefaultFanout, fmt.Sprintf("sitemaps per index file, 1..%d", protocol.MaxIndexEntries))
 	fs.IntVar(&f.maxNewsURLs, "max-news-urls", pipeline.MaxNewsURLs, "URLs per news sitemap, 1..1000 (rows with news columns also go, without the news item, to the regular sitemaps)")
 	fs.DurationVar(&f.newsWindow, "news-window", pipeline.DefaultNewsWindow, "news items published longer ago than this (against --now or the clock) are left out of the news sitemaps; the URL stays")
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem")
 	fs.StringVar(&f.report, "report", "", "write a JSON run report to this file")
 	fs.StringVar(&f.rejects, "rejects", "", "write every rejected row (source,row,reason,value) to this CSV file")
 	fs.StringVar(&f.hreflangReport, "hreflang-report", "", "write every hreflang alternate Google would ignore across the set (page,hreflang,target,problem,missing) to this CSV file")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines (0: one per core)")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
 	fs.StringVar(&f.mediaQuery, "media-query", encode.DefaultMediaQuery, "media attribute of the xhtml:link written for a media-alternate column")
@@ -331,23 +332,23 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 			return cfg, closeOut, usageError{fmt.Errorf("--tmp: %w", err)}
 		}
 	}
+	// pipeline.Config's zero means its default; these flags' zero is a
+	// value, and not one they take. The ranges are Config.Validate's.
 	switch {
-	case f.maxNewsURLs < 1 || f.maxNewsURLs > pipeline.MaxNewsURLs:
-		return cfg, closeOut, usageError{fmt.Errorf("--max-news-urls %d: must be 1..%d", f.maxNewsURLs, pipeline.MaxNewsURLs)}
-	case f.newsWindow <= 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--news-window %v: must be positive", f.newsWindow)}
-	case f.lockTTL < time.Second:
-		return cfg, closeOut, usageError{fmt.Errorf("--lock-ttl %v: must be at least 1s", f.lockTTL)}
-	case f.workers < 1:
-		return cfg, closeOut, usageError{fmt.Errorf("--workers %d: must be at least 1", f.workers)}
-	case f.uploads < 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--uploads %d: must be 0 (automatic) or more", f.uploads)}
-	case f.keepGens < 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--keep-generations %d: must be 0 or more", f.keepGens)}
+	case f.maxNewsURLs == 0:
+		return cfg, closeOut, usageError{fmt.Errorf("--max-news-urls 0: must be 1..%d", pipeline.MaxNewsURLs)}
+	case f.newsWindow == 0:
+		return cfg, closeOut, usageError{errors.New("--news-window 0s: must be positive")}
+	case f.lockTTL == 0:
+		return cfg, closeOut, usageError{errors.New("--lock-ttl 0s: must be at least 1s")}
 	case f.s3PartSize < 5:
 		return cfg, closeOut, usageError{fmt.Errorf("--s3-part-size %d: must be at least 5 (MiB)", f.s3PartSize)}
 	}
 	if err := cfg.Validate(); err != nil {
+		var ce *pipeline.ConfigError
+		if errors.As(err, &ce) && configFlags[ce.Field] != "" {
+			err = fmt.Errorf("--%s %v: %s", configFlags[ce.Field], ce.Value, ce.Rule)
+		}
 		return cfg, closeOut, usageError{err}
 	}
 	if f.out == "" {
@@ -516,4 +517,11 @@ func writableDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// configFlags names the flag of each pipeline.Config field it sets.
+var configFlags = map[string]string{
+	"MaxURLs": "max-urls", "MaxBytes": "max-bytes", "Fanout": "index-fanout", "MaxNewsURLs": "max-news-urls",
+	"NewsWindow": "news-window", "GzipLevel": "gzip-level", "KeepGenerations": "keep-generations",
+	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl",
 }

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
@@ -15,7 +16,7 @@ const (
 	maxKeep = 4000
 	cutMark = len("…[cut: 9223372036854775807 bytes]")
 	// locTooLong is where encode rejects a loc as encode.TooLong.
-	locTooLong = 2048
+	locTooLong = protocol.MaxLoc
 	// longRead is the size of each read through the rest of a long record:
 	// what is read past the record's end is carried to the next Fill.
 	longRead = 64 << 10
