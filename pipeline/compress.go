@@ -50,9 +50,9 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...), news: s.news}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.mu.Lock()
-		files, cutter := &r.files, r.cutter
+		files, cutter := &r.shards, r.cutter
 		if s.news {
-			files, cutter = &r.newsFile, r.news
+			files, cutter = &r.newsFiles, r.news
 		}
 		for len(*files) < s.Num {
 			*files = append(*files, publish.File{})

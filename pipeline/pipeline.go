@@ -52,11 +52,11 @@ type run struct {
 	layout publish.Layout
 	tx     *publish.Tx
 
-	mu       sync.Mutex
-	files    []publish.File // by shard number - 1
-	newsFile []publish.File // by news sitemap number - 1
-	readOK   atomic.Bool    // every input was read to its end without error
-	rowsRead atomic.Int64   // rows handed out by the inputs
+	mu        sync.Mutex
+	shards    []publish.File // by shard number - 1
+	newsFiles []publish.File // by news sitemap number - 1
+	readOK    atomic.Bool    // every input was read to its end without error
+	rowsRead  atomic.Int64   // rows handed out by the inputs
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
@@ -209,14 +209,17 @@ func (r *run) prepare() (ncomp int) {
 	if ns&encode.NSNews != 0 {
 		// News items go to news sitemaps of their own, packed tight: they
 		// are rewritten every run under fixed names, so stable cuts buy nothing.
-		r.news = shard.NewCutterMode(cfg.MaxNewsURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(encode.NSNews, cfg.SchemaLocation), shard.CutTight)
+		r.news, _ = shard.NewCutter(shard.CutterOptions{MaxURLs: cfg.MaxNewsURLs, MaxBytes: cfg.MaxBytes,
+			Header: shard.URLSetHeaderSchema(encode.NSNews, cfg.SchemaLocation), Mode: shard.CutTight})
 		ns &^= encode.NSNews
 		r.rep.News = &NewsReport{
 			Oldest: cfg.Now.Add(-cfg.NewsWindow).UTC().Format(time.RFC3339),
 			Newest: cfg.Now.Add(encode.NewsSkew).UTC().Format(time.RFC3339),
 		}
 	}
-	r.cutter = shard.NewCutterMode(cfg.MaxURLs, cfg.MaxBytes, shard.URLSetHeaderSchema(ns, cfg.SchemaLocation), cfg.Cut)
+	// No Curve: NewCutter cannot fail.
+	r.cutter, _ = shard.NewCutter(shard.CutterOptions{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes,
+		Header: shard.URLSetHeaderSchema(ns, cfg.SchemaLocation), Mode: cfg.Cut})
 
 	r.hreflang = newReciprocity(r)
 

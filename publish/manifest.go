@@ -34,6 +34,15 @@ type Manifest struct {
 	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
 }
 
+// Generations returns the generations m describes, newest first: the one
+// published (its Files), then the kept earlier ones. A nil m has none.
+func (m *Manifest) Generations() []Generation {
+	if m == nil {
+		return nil
+	}
+	return append([]Generation{{Generation: m.Generation, Time: m.Time, Files: m.Files}}, m.Previous...)
+}
+
 // File is one file of a generation. Size and SHA256 describe its bytes as
 // stored (a shard's gzip bytes); Modified is when those bytes were first
 // published, what an index lists as the file's <lastmod>.

@@ -39,7 +39,7 @@ func TestRobotsChangeSaidOnlyWhenLive(t *testing.T) {
 			if err := tx.PutShard(ctx, f, data); err != nil {
 				t.Fatal(err)
 			}
-			set.Files = append(set.Files, f)
+			set.Shards = append(set.Shards, f)
 			set.URLs++
 		}
 		set.Rows, set.Fanout, set.Base = set.URLs, 2, base
