@@ -20,6 +20,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/runlog"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
@@ -72,6 +73,7 @@ type generateFlags struct {
 	s3PartSize, uploads, keepGens       int
 	maxNewsURLs                         int
 	newsWindow                          time.Duration
+	logFormat                           string
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -116,6 +118,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log records on stderr as text (key=value) or json (one object per line); each carries run_id and generation")
 	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
@@ -155,14 +158,32 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if slices.Contains(inputs, "-") {
 		stdin = cancelable(ctx, stdin)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	format, err := runlog.ParseFormat(f.logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen generate: --log-format: %v\nRun 'sitemapgen help generate' for usage.\n", err)
+		return exitUsage
+	}
+	runID := runlog.NewRun()
+	log := runID.Logger(stderr, format)
+	// fail says why the run stopped: the line people read, or, with
+	// --log-format json, a record like every other line on stderr.
+	fail := func(msg string, usage bool) {
+		if format == runlog.JSON {
+			log.Error(msg, "usage", usage)
+			return
+		}
+		fmt.Fprintf(stderr, "sitemapgen generate: %s\n", msg)
+		if usage {
+			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
+		}
+	}
 	var reportFile *os.File
 	if f.report != "" {
 		// Open it first: a report path that cannot be written must fail the
 		// run before anything is published, and every later failure, even
 		// of the configuration, is reported in it.
 		if reportFile, err = os.Create(f.report); err != nil {
-			fmt.Fprintf(stderr, "sitemapgen generate: --report: %v\n", err)
+			fail(fmt.Sprintf("--report: %v", err), false)
 			return exitFail
 		}
 	}
@@ -175,16 +196,24 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				log.Error("report", "err", werr)
 			}
 		}
-		fmt.Fprintf(stderr, "sitemapgen generate: %v\n", err)
+		fail(err.Error(), isUsage(err))
 		if isUsage(err) {
-			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
 			return exitUsage
 		}
 		return exitFail
 	}
+	// The records of the run carry the generation it publishes. A manifest
+	// that cannot be read fails the run in the pipeline, which says why.
+	if m, _, err := publish.ReadManifest(ctx, cfg.Sink, publish.NewLayout(cfg.Name)); err == nil {
+		var prev int64
+		if m != nil {
+			prev = m.Generation
+		}
+		runID.SetGeneration(prev + 1)
+	}
 
 	var stopProgress func()
-	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(fd.Fd())) {
+	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && format == runlog.Text && term.IsTerminal(int(fd.Fd())) {
 		cfg.Progress = new(pipeline.Progress)
 		stopProgress = showProgress(stderr, cfg.Progress, cfg.Remote)
 	}
@@ -208,15 +237,14 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		switch {
 		case errors.Is(runErr, input.ErrRepeatedInput):
 			// Found only once the arguments are expanded, but still a usage error.
-			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
-			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
+			fail(runErr.Error(), true)
 			return exitUsage
 		case rep.Published:
-			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			fail(runErr.Error(), false)
 		case ctx.Err() != nil:
-			fmt.Fprintln(stderr, "sitemapgen generate: interrupted; the previous sitemap set is unchanged")
+			fail("interrupted; the previous sitemap set is unchanged", false)
 		default:
-			fmt.Fprintf(stderr, "sitemapgen generate: %v; the previous sitemap set is unchanged\n", runErr)
+			fail(runErr.Error()+"; the previous sitemap set is unchanged", false)
 		}
 		return exitFail
 	}
