@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/metrics"
 	"github.com/sitemapgen/sitemapgen/internal/runlog"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
@@ -74,6 +76,7 @@ type generateFlags struct {
 	maxNewsURLs                         int
 	newsWindow                          time.Duration
 	logFormat                           string
+	metricsPush, metricsFile            string
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -119,6 +122,8 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log records on stderr as text (key=value) or json (one object per line); each carries run_id and generation")
+	fs.StringVar(&f.metricsPush, "metrics-push", "", "at the end of the run push its metrics to this Prometheus Pushgateway URL (job sitemapgen, grouped by --name and --out; a failed run keeps the last success)")
+	fs.StringVar(&f.metricsFile, "metrics-file", "", "at the end of the run write its metrics to this node_exporter textfile (.prom), atomically")
 	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
@@ -189,9 +194,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg, closeOut, err := f.config(ctx, inputs, stdin, log)
 	if err != nil {
+		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
+		rep.Error = err.Error()
 		if reportFile != nil {
-			rep := pipeline.NewReport(f.gzipLevel)
-			rep.Error = err.Error()
 			if werr := writeReport(reportFile, rep); werr != nil {
 				log.Error("report", "err", werr)
 			}
@@ -200,6 +205,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if isUsage(err) {
 			return exitUsage
 		}
+		f.tellMetrics(ctx, log, rep, false)
 		return exitFail
 	}
 	// The records of the run carry the generation it publishes. A manifest
@@ -217,14 +223,17 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		cfg.Progress = new(pipeline.Progress)
 		stopProgress = showProgress(stderr, cfg.Progress, cfg.Remote)
 	}
-	rep, runErr := pipeline.Run(ctx, cfg)
+	prep, runErr := pipeline.Run(ctx, cfg)
 	if stopProgress != nil {
 		stopProgress()
 	}
+	rep := &runReport{Report: prep, RunID: runID.ID}
 	if err := closeOut(); err != nil && runErr == nil {
 		runErr = err
 		rep.Error = err.Error()
 	}
+	// Said last, whatever happens: metrics describe the run as it ended.
+	defer func() { f.tellMetrics(ctx, log, rep, runErr == nil) }()
 	if reportFile != nil {
 		if err := writeReport(reportFile, rep); err != nil {
 			log.Error("report", "err", err)
@@ -362,6 +371,11 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.out == "" {
 		return cfg, closeOut, usageError{errors.New("--out is empty: name a folder or s3://bucket/prefix")}
 	}
+	if f.metricsPush != "" {
+		if u, err := url.Parse(f.metricsPush); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, closeOut, usageError{fmt.Errorf("--metrics-push %q: want the Pushgateway's http(s) URL", f.metricsPush)}
+		}
+	}
 	if strings.HasPrefix(f.out, "s3://") {
 		bucket, prefix, err := sink.ParseS3URL(f.out)
 		if err != nil {
@@ -422,7 +436,35 @@ func parsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-func writeReport(f *os.File, rep *pipeline.Report) error {
+// runReport is the --report JSON: the pipeline's report and what the
+// command adds to it.
+type runReport struct {
+	*pipeline.Report
+	RunID string `json:"run_id"` // as the run's log records carry it
+}
+
+// tellMetrics pushes and writes the run's metrics, if asked. Their failure
+// is logged, never the run's: the set is published or not already.
+func (f *generateFlags) tellMetrics(ctx context.Context, log *slog.Logger, rep *runReport, ok bool) {
+	if f.metricsPush == "" && f.metricsFile == "" {
+		return
+	}
+	m := metrics.Run{Name: f.name, Destination: f.out, Report: rep.Report, OK: ok, End: time.Now()}
+	if f.metricsPush != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := metrics.Push(ctx, f.metricsPush, m, nil); err != nil {
+			log.Warn("metrics not pushed", "err", err)
+		}
+	}
+	if f.metricsFile != "" {
+		if err := metrics.WriteFile(f.metricsFile, m); err != nil {
+			log.Warn("metrics not written", "err", err)
+		}
+	}
+}
+
+func writeReport(f *os.File, rep *runReport) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
