@@ -228,6 +228,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stopProgress()
 	}
 	rep := &runReport{Report: prep, RunID: runID.ID}
+	if rep.Generation != 0 {
+		runID.SetGeneration(rep.Generation) // what was published, should another run have come between
+	}
 	if err := closeOut(); err != nil && runErr == nil {
 		runErr = err
 		rep.Error = err.Error()
@@ -265,7 +268,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log.Info(msg, "rows", rep.Rows, "urls", rep.URLs, "rejected", rep.Rejected.Total,
 		"warnings", rep.Warnings.Total, "shards", rep.Shards, "indexes", rep.Indexes,
 		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
-		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted), "generation", rep.Generation,
+		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted),
 		"seconds", fmt.Sprintf("%.2f", rep.Seconds), "root", rep.Root)
 	if rep.Rejected.Total > 0 && f.rejects == "" {
 		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",

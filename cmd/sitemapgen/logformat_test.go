@@ -26,6 +26,9 @@ func jsonLines(t *testing.T, stderr string) []map[string]any {
 				t.Errorf("stderr line %d has no %q: %s", i+1, k, line)
 			}
 		}
+		if n := strings.Count(line, `"generation":`); n != 1 {
+			t.Errorf("stderr line %d names generation %d times: %s", i+1, n, line)
+		}
 		if len(recs) > 0 && m["run_id"] != recs[0]["run_id"] {
 			t.Errorf("stderr line %d: run_id %v, line 1 says %v", i+1, m["run_id"], recs[0]["run_id"])
 		}
