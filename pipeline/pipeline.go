@@ -104,6 +104,9 @@ type Config struct {
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published.
 	Verify func(ctx context.Context, root string, data []byte) error
+	// Switched is publish.Options.Switched: called after the switch, before
+	// the prune, with the manifests before and after.
+	Switched func(ctx context.Context, prev, next *publish.Manifest)
 }
 
 // DefaultNewsWindow is Config.NewsWindow's default: Google's news sitemaps
@@ -266,7 +269,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer input.Release(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log,
+		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Switched: cfg.Switched,
 	})
 	if err != nil {
 		return finish(err)

@@ -58,6 +58,12 @@ type Options struct {
 	// changes, and the manifest's time. Zero: the clock at Begin.
 	Now time.Time
 	Log *slog.Logger // nil: discard
+	// Switched, when set, is called once the new root index and the robots
+	// lines are in place and before the files no kept generation lists are
+	// deleted, with the manifest published before (nil on a first publish)
+	// and the new one: the previous generation's files can still be read.
+	// It cannot fail the publish.
+	Switched func(ctx context.Context, prev, next *Manifest)
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -565,6 +571,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	}
 	res.Files = append(res.Files, robotsName, t.layout.Manifest())
 
+	if t.opt.Switched != nil {
+		t.opt.Switched(ctx, t.prev, m)
+	}
 	keep := map[string]bool{}
 	for _, f := range m.Files {
 		keep[f.Name] = true
