@@ -21,6 +21,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/indexnow"
 	"github.com/sitemapgen/sitemapgen/internal/metrics"
 	"github.com/sitemapgen/sitemapgen/internal/runlog"
 	"github.com/sitemapgen/sitemapgen/pipeline"
@@ -77,6 +78,12 @@ type generateFlags struct {
 	newsWindow                          time.Duration
 	logFormat                           string
 	metricsPush, metricsFile            string
+
+	indexNowKey, indexNowKeyFile          string
+	indexNowEndpoint, indexNowKeyLocation string
+	indexNowAll                           bool
+	indexNowMax                           int
+	notify                                *notifier // nil: IndexNow is off
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -124,6 +131,12 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log records on stderr as text (key=value) or json (one object per line); each carries run_id and generation")
 	fs.StringVar(&f.metricsPush, "metrics-push", "", "at the end of the run push its metrics to this Prometheus Pushgateway URL (job sitemapgen, grouped by --name and --out; a failed run keeps the last success)")
 	fs.StringVar(&f.metricsFile, "metrics-file", "", "at the end of the run write its metrics to this node_exporter textfile (.prom), atomically")
+	fs.StringVar(&f.indexNowKey, "indexnow-key", "", "after a successful publish, post the URLs added, changed or removed since the previous generation to IndexNow with this key (8-128 of a-zA-Z0-9-)")
+	fs.StringVar(&f.indexNowKeyFile, "indexnow-key-file", "", "read the IndexNow key from this file (instead of --indexnow-key)")
+	fs.StringVar(&f.indexNowEndpoint, "indexnow-endpoint", indexnow.DefaultEndpoint, "IndexNow endpoint (the shared one passes submissions to every participating search engine)")
+	fs.StringVar(&f.indexNowKeyLocation, "indexnow-key-location", "", "URL of the key file when it is not KEY.txt at the host's root; the scope must lie under its folder")
+	fs.BoolVar(&f.indexNowAll, "indexnow-all", false, "on a first run (no previous generation), post every URL")
+	fs.IntVar(&f.indexNowMax, "indexnow-max-urls", 200000, "the most URLs IndexNow reads back from the changed sitemaps and sends; a larger change is not sent")
 	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
@@ -234,6 +247,10 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := closeOut(); err != nil && runErr == nil {
 		runErr = err
 		rep.Error = err.Error()
+	}
+	// Telling IndexNow comes after the switch; its failure is not the run's.
+	if f.notify != nil && runErr == nil && (rep.Published || rep.DryRun) {
+		rep.IndexNow = f.notify.send(ctx)
 	}
 	// Said last, whatever happens: metrics describe the run as it ended.
 	defer func() { f.tellMetrics(ctx, log, rep, runErr == nil) }()
@@ -379,6 +396,9 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 			return cfg, closeOut, usageError{fmt.Errorf("--metrics-push %q: want the Pushgateway's http(s) URL", f.metricsPush)}
 		}
 	}
+	if f.notify, err = f.newNotifier(&cfg, log); err != nil {
+		return cfg, closeOut, err
+	}
 	if strings.HasPrefix(f.out, "s3://") {
 		bucket, prefix, err := sink.ParseS3URL(f.out)
 		if err != nil {
@@ -397,6 +417,10 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	}
 	if f.verify {
 		cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
+	}
+	if f.notify != nil {
+		f.notify.getter = cfg.Sink // the store itself, not a dry run's decorator
+		cfg.Switched = f.notify.switched
 	}
 	if f.rejects != "" {
 		rf, err := os.Create(f.rejects)
@@ -443,7 +467,8 @@ func parsePercent(s string) (float64, error) {
 // command adds to it.
 type runReport struct {
 	*pipeline.Report
-	RunID string `json:"run_id"` // as the run's log records carry it
+	RunID    string           `json:"run_id"`             // as the run's log records carry it
+	IndexNow *indexnow.Result `json:"indexnow,omitempty"` // --indexnow-key: what was sent
 }
 
 // tellMetrics pushes and writes the run's metrics, if asked. Their failure
@@ -453,6 +478,12 @@ func (f *generateFlags) tellMetrics(ctx context.Context, log *slog.Logger, rep *
 		return
 	}
 	m := metrics.Run{Name: f.name, Destination: f.out, Report: rep.Report, OK: ok, End: time.Now()}
+	if f.notify != nil {
+		m.Notified = map[string]int64{}
+		if r := rep.IndexNow; r != nil {
+			m.Notified = map[string]int64{"sent": int64(r.Sent), "accepted": int64(r.Accepted), "failed": int64(r.Failed)}
+		}
+	}
 	if f.metricsPush != "" {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/indexnow"
+	"github.com/sitemapgen/sitemapgen/indexnow/indexnowtest"
+)
+
+const inKey = "a1b2c3d4-e5f6"
+
+// urlsCSV writes a CSV of the pages ids, each with a lastmod.
+func urlsCSV(t *testing.T, path string, ids []int, lastmod func(id int) string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("loc,lastmod\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "%sp/%d,%s\n", base, id, lastmod(id))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func indexNowReport(t *testing.T, path string) *indexnow.Result {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Published bool
+		IndexNow  *indexnow.Result
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Published || rep.IndexNow == nil {
+		t.Fatalf("report: published %v, indexnow %v\n%s", rep.Published, rep.IndexNow, b)
+	}
+	return rep.IndexNow
+}
+
+// TestIndexNow (done-when 5): on a 20k-URL set, night 2 with 5 URLs added,
+// 3 lastmods changed and 2 URLs removed posts exactly those 10 URLs (read
+// back before the prune, with no generation kept); a 429 then 200 is
+// retried; a 403 is reported and the run exits 0 with the set published;
+// 25k URLs go in 3 requests.
+func TestIndexNow(t *testing.T) {
+	srv := indexnowtest.NewServer(inKey, "")
+	defer srv.Close()
+	dir := t.TempDir()
+	out, in, report, prom := filepath.Join(dir, "out"), filepath.Join(dir, "urls.csv"), filepath.Join(dir, "report.json"), filepath.Join(dir, "m.prom")
+	args := []string{"generate", "--public-url", base, "--out", out, "--report", report, "--max-urls", "1000", "--keep-generations", "0",
+		"--indexnow-key", inKey, "--indexnow-endpoint", srv.URL + "/indexnow", "--metrics-file", prom, in}
+	night := func(what string) *indexnow.Result {
+		t.Helper()
+		code, _, stderr := sitemapgen(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, code, stderr)
+		}
+		if errs := srv.Errors(); len(errs) > 0 {
+			t.Fatalf("%s: not the protocol: %q", what, errs)
+		}
+		return indexNowReport(t, report)
+	}
+	ids := make([]int, 20000)
+	for i := range ids {
+		ids[i] = i
+	}
+	day1 := func(int) string { return "2024-01-01" }
+	urlsCSV(t, in, ids, day1)
+	if res := night("night 1"); len(srv.Requests()) != 0 || !strings.Contains(res.Skipped, "first run") {
+		t.Fatalf("night 1 (a first run) sent %d requests; result %+v", len(srv.Requests()), res)
+	}
+
+	// Night 2: 2 removed, 5 added (between existing pages and at the end),
+	// 3 lastmods changed.
+	removed := []int{4321, 15000}
+	added := []int{100000, 100001, 100002, 100003, 100004}
+	changed := []int{7, 9999, 19998}
+	var ids2 []int
+	for _, id := range ids {
+		if !slices.Contains(removed, id) {
+			ids2 = append(ids2, id)
+		}
+		if id == 12345 {
+			ids2 = append(ids2, added[:3]...)
+		}
+	}
+	ids2 = append(ids2, added[3:]...)
+	urlsCSV(t, in, ids2, func(id int) string {
+		if slices.Contains(changed, id) {
+			return "2024-06-01"
+		}
+		return "2024-01-01"
+	})
+	res := night("night 2")
+	var want []string
+	for _, id := range slices.Concat(removed, added, changed) {
+		want = append(want, fmt.Sprintf("%sp/%d", base, id))
+	}
+	got := srv.URLs()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(srv.Requests()) != 1 {
+		t.Errorf("night 2 posted %d requests of %q, want one of %q", len(srv.Requests()), got, want)
+	}
+	if rqs := srv.Requests(); len(rqs) > 0 && (rqs[0].Host != "www.example.com" || rqs[0].Key != inKey) {
+		t.Errorf("request host %q key %q", rqs[0].Host, rqs[0].Key)
+	}
+	if res.Added != 5 || res.Changed != 3 || res.Removed != 2 || res.Sent != 10 || res.Accepted != 10 || res.Failed != 0 {
+		t.Errorf("night 2 result %+v, want 5 added, 3 changed, 2 removed, 10 sent and accepted", res)
+	}
+
+	// Night 3: one lastmod changed; a 429 then 200 is retried.
+	urlsCSV(t, in, ids2, func(id int) string {
+		if id == 3 {
+			return "2024-07-01"
+		}
+		return map[bool]string{true: "2024-06-01", false: "2024-01-01"}[slices.Contains(changed, id)]
+	})
+	srv.Answer(429)
+	res = night("night 3")
+	reqs := srv.Requests()[min(1, len(srv.Requests())):]
+	if len(reqs) != 2 || !slices.Equal(reqs[0].URLList, reqs[1].URLList) || !slices.Equal(reqs[1].URLList, []string{base + "p/3"}) ||
+		res.Requests != 2 || res.Accepted != 1 || res.Failed != 0 {
+		t.Errorf("429 then 200: %d requests %v, result %+v; want the same request twice, accepted", len(reqs), reqs, res)
+	}
+
+	// Night 4: a 403 is reported with its meaning; the run succeeds and the set is published.
+	urlsCSV(t, in, ids2, day1)
+	srv.Answer(403)
+	res = night("night 4")
+	if res.Accepted != 0 || res.FailedByStatus["403"] != 4 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "key is not valid") || res.Requests != 1 {
+		t.Errorf("403: result %+v; want 4 URLs failed with 403 and its meaning, not retried", res)
+	}
+	if v := promValue(t, prom, "sitemapgen_indexnow_urls", "result", "failed"); v != 4 {
+		t.Errorf("metrics: indexnow failed = %v, want 4", v)
+	}
+	set, err := os.ReadFile(filepath.Join(out, "sitemap.xml"))
+	if err != nil || !strings.Contains(string(set), "<sitemapindex") {
+		t.Errorf("after the 403 the root index is not in place: %v", err)
+	}
+
+	// A first run of 25k URLs with --indexnow-all: 3 requests.
+	before := len(srv.Requests())
+	ids25 := make([]int, 25000)
+	for i := range ids25 {
+		ids25[i] = i
+	}
+	urlsCSV(t, in, ids25, day1)
+	args[4] = filepath.Join(dir, "out25")
+	args = append(args[:len(args)-1], "--indexnow-all", in)
+	res = night("25k, --indexnow-all")
+	var sizes []int
+	for _, rq := range srv.Requests()[before:] {
+		sizes = append(sizes, len(rq.URLList))
+	}
+	if !slices.Equal(sizes, []int{10000, 10000, 5000}) || res.Added != 25000 || res.Accepted != 25000 {
+		t.Errorf("25k URLs: requests of %v, result %+v; want 10000, 10000, 5000", sizes, res)
+	}
+}
+
+// promValue reads one gauge of a textfile.
+func promValue(t *testing.T, path, name, label, value string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, name+"{") && strings.Contains(line, label+`="`+value+`"`) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+			return v
+		}
+	}
+	t.Fatalf("%s: no %s{%s=%q}", path, name, label, value)
+	return 0
+}
+
+// TestIndexNowFlags: the key and the key location are checked before
+// anything runs (exit 2, nothing written); a key location in a folder must
+// cover the scope and is sent; a dry run says what it would do.
+func TestIndexNowFlags(t *testing.T) {
+	dir := t.TempDir()
+	sample := "../../testdata/sample.csv"
+	keyFile := filepath.Join(dir, "key.txt")
+	if err := os.WriteFile(keyFile, []byte(inKey+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"short key", []string{"--indexnow-key", "abc"}},
+		{"bad character", []string{"--indexnow-key", "abcd_1234"}},
+		{"key and key file", []string{"--indexnow-key", inKey, "--indexnow-key-file", keyFile}},
+		{"missing key file", []string{"--indexnow-key-file", filepath.Join(dir, "none")}},
+		{"all without key", []string{"--indexnow-all"}},
+		{"bad endpoint", []string{"--indexnow-key", inKey, "--indexnow-endpoint", "api.indexnow.org"}},
+		{"key location not over the scope", []string{"--indexnow-key", inKey, "--indexnow-key-location", base + "keys/" + inKey + ".txt"}},
+		{"key location of a folder", []string{"--indexnow-key", inKey, "--indexnow-key-location", base}},
+	} {
+		out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-"))
+		code, _, stderr := sitemapgen(t, "", append([]string{"generate", "--public-url", base, "--out", out, sample}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, "indexnow") && !strings.Contains(stderr, "IndexNow") {
+			t.Errorf("%s: exit %d, want 2 naming IndexNow\n%s", tc.name, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: the usage error left %s written", tc.name, out)
+		}
+	}
+
+	loc := base + "catalog/" + inKey + ".txt"
+	srv := indexnowtest.NewServer(inKey, loc)
+	defer srv.Close()
+	out, report := filepath.Join(dir, "out"), filepath.Join(dir, "report.json")
+	in := filepath.Join(dir, "in.csv")
+	urlsCSV(t, in, []int{1, 2}, func(int) string { return "" })
+	args := []string{"generate", "--public-url", base + "catalog/", "--out", out, "--report", report, "--indexnow-key-file", keyFile,
+		"--indexnow-key-location", loc, "--indexnow-endpoint", srv.URL + "/indexnow", "--indexnow-all"}
+	// The URLs are under base, the scope is base/catalog/: they are rejected,
+	// so write them under the catalog.
+	if err := os.WriteFile(in, []byte("loc\n"+base+"catalog/a\n"+base+"catalog/b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := sitemapgen(t, "", append(args, "--dry-run", in)...); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, stderr)
+	} else if res := indexNowReport(t, report); !res.DryRun || !strings.Contains(res.Skipped, "would compare 0 replaced sitemaps with 1 new") || len(srv.Requests()) != 0 {
+		t.Errorf("dry run: %+v, %d requests; want what it would do and nothing sent", res, len(srv.Requests()))
+	}
+	if code, _, stderr := sitemapgen(t, "", append(args, in)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if got := srv.URLs(); !slices.Equal(got, []string{base + "catalog/a", base + "catalog/b"}) || len(srv.Errors()) > 0 {
+		t.Errorf("with a key location: sent %q, refused %q", got, srv.Errors())
+	}
+}
