@@ -482,6 +482,7 @@ func (f *generateFlags) tellMetrics(ctx context.Context, log *slog.Logger, rep *
 		m.Notified = map[string]int64{}
 		if r := rep.IndexNow; r != nil {
 			m.Notified = map[string]int64{"sent": int64(r.Sent), "accepted": int64(r.Accepted), "failed": int64(r.Failed)}
+			m.NotifyFailed = r.FailedByStatus
 		}
 	}
 	if f.metricsPush != "" {

@@ -144,6 +144,12 @@ func TestIndexNow(t *testing.T) {
 	if v := promValue(t, prom, "sitemapgen_indexnow_urls", "result", "failed"); v != 4 {
 		t.Errorf("metrics: indexnow failed = %v, want 4", v)
 	}
+	if v := promValue(t, prom, "sitemapgen_indexnow_failed_urls", "status", "403"); v != 4 {
+		t.Errorf("metrics: indexnow failed with 403 = %v, want 4", v)
+	}
+	if v := promValue(t, prom, "sitemapgen_indexnow_failed_urls", "status", "429"); v != 0 {
+		t.Errorf("metrics: indexnow failed with 429 = %v, want 0 (every status present)", v)
+	}
 	set, err := os.ReadFile(filepath.Join(out, "sitemap.xml"))
 	if err != nil || !strings.Contains(string(set), "<sitemapindex") {
 		t.Errorf("after the 403 the root index is not in place: %v", err)

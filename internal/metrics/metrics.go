@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -39,6 +40,25 @@ type Run struct {
 	// Notified counts the URLs sent to IndexNow by result (sent,
 	// accepted, failed); nil when IndexNow is off.
 	Notified map[string]int64
+	// NotifyFailed splits the failed URLs by status, as
+	// indexnow.Result.FailedByStatus does.
+	NotifyFailed map[string]int
+}
+
+// failedStatuses are the values of sitemapgen_indexnow_failed_urls'
+// status label: those the protocol names, 5xx and what is not an answer.
+var failedStatuses = []string{"400", "403", "422", "429", "5xx", "other", "network", "outside_key_location"}
+
+// statusClass maps a status of indexnow.Result.FailedByStatus to a label
+// value of failedStatuses, so that the label set stays fixed.
+func statusClass(s string) string {
+	switch {
+	case slices.Contains(failedStatuses, s):
+		return s
+	case len(s) == 3 && s[0] == '5':
+		return "5xx"
+	}
+	return "other"
 }
 
 // gauge adds one gauge, with the labels and values of vals, to reg.
@@ -132,6 +152,11 @@ func (r Run) registry(constLabels prometheus.Labels) *prometheus.Registry {
 	gauge(reg, "sitemapgen_generation", "The generation the last run published (the manifest's).", constLabels, "", one(float64(rep.Generation)))
 	if r.Notified != nil {
 		gauge(reg, "sitemapgen_indexnow_urls", "URLs the last run posted to IndexNow, by result: sent, accepted, failed.", constLabels, "result", byReason(r.Notified, "sent", "accepted", "failed"))
+		failed := map[string]int64{}
+		for s, n := range r.NotifyFailed {
+			failed[statusClass(s)] += int64(n)
+		}
+		gauge(reg, "sitemapgen_indexnow_failed_urls", "URLs of the last run IndexNow did not accept, by HTTP status (5xx together), network or outside_key_location.", constLabels, "status", byReason(failed, failedStatuses...))
 	}
 	return reg
 }
