@@ -104,6 +104,9 @@ func TestDeployKubernetes(t *testing.T) {
 	if f.tmp == "" || !mounts[f.tmp] || !mounts["/tmp"] {
 		t.Errorf("--tmp %q and /tmp must be mounted volumes; mounts %v", f.tmp, mounts)
 	}
+	if f.indexNowKeyFile == "" || !mounts[filepath.Dir(f.indexNowKeyFile)] {
+		t.Errorf("--indexnow-key-file %q must be in a mounted volume; mounts %v", f.indexNowKeyFile, mounts)
+	}
 	if !strings.HasPrefix(f.out, "s3://") || !slices.ContainsFunc(c.Env, func(e struct{ Name, Value string }) bool { return e.Name == "AWS_REGION" }) {
 		t.Errorf("--out %q, env %v: the example publishes to S3 with AWS_REGION set", f.out, c.Env)
 	}
