@@ -11,6 +11,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/indexnow"
 	"github.com/sitemapgen/sitemapgen/indexnow/indexnowtest"
+	"github.com/sitemapgen/sitemapgen/internal/metrics/metricstest"
 )
 
 const inKey = "a1b2c3d4-e5f6"
@@ -248,5 +249,46 @@ func TestIndexNowFlags(t *testing.T) {
 	}
 	if got := srv.URLs(); !slices.Equal(got, []string{base + "catalog/a", base + "catalog/b"}) || len(srv.Errors()) > 0 {
 		t.Errorf("with a key location: sent %q, refused %q", got, srv.Errors())
+	}
+}
+
+// TestIndexNowS3: with an S3 destination and no generation kept, the
+// replaced sitemaps are read back from the bucket before they are deleted;
+// the metrics are pushed under the s3:// destination.
+func TestIndexNowS3(t *testing.T) {
+	e := newS3Env(t)
+	srv := indexnowtest.NewServer(inKey, "")
+	defer srv.Close()
+	gw := metricstest.NewGateway()
+	defer gw.Close()
+	dir := t.TempDir()
+	in, report := filepath.Join(dir, "urls.csv"), filepath.Join(dir, "report.json")
+	ids := make([]int, 3000)
+	for i := range ids {
+		ids[i] = i
+	}
+	run := func(what string, lastmod func(int) string) *indexnow.Result {
+		t.Helper()
+		urlsCSV(t, in, ids, lastmod)
+		code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "500", "--keep-generations", "0", "--report", report,
+			"--indexnow-key", inKey, "--indexnow-endpoint", srv.URL+"/indexnow", "--metrics-push", gw.URL, in)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, code, stderr)
+		}
+		return indexNowReport(t, report)
+	}
+	run("night 1", func(int) string { return "2024-01-01" })
+	res := run("night 2", func(id int) string {
+		return map[bool]string{true: "2024-05-05", false: "2024-01-01"}[id == 2500]
+	})
+	if got := srv.URLs(); !slices.Equal(got, []string{base + "p/2500"}) || res.Changed != 1 || res.Accepted != 1 {
+		t.Errorf("S3 night 2: sent %q, result %+v; want the one re-dated URL", got, res)
+	}
+	pushed := gw.Values("job", "sitemapgen", "name", "sitemap", "destination", "s3://"+e.bucket+"/"+e.prefix)
+	if pushed["sitemapgen_indexnow_urls"]["result=accepted"] != 1 || pushed["sitemapgen_published"][""] != 1 {
+		t.Errorf("pushed metrics of the S3 run: %v", pushed["sitemapgen_indexnow_urls"])
+	}
+	if errs := append(srv.Errors(), gw.Errors()...); len(errs) > 0 {
+		t.Errorf("refused: %q", errs)
 	}
 }
