@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -132,97 +131,83 @@ func (ch *Change) read(ctx context.Context, store Getter, name string, seed maph
 	return nil
 }
 
-// Entries calls fn with the <loc> and a hash of the whole <url> element
-// (its elements, attributes and text) of every entry of the sitemap in
-// data, gzipped or not. The hashes of two entries are equal when their
-// content is, under the same seed. Data is not trusted: it is read up to
-// the protocol's largest sitemap, uncompressed, and an error says where it
-// is not a sitemap.
+// Entries calls fn with the <loc> and a hash of the whole <url> element of
+// every entry of the sitemap in data, gzipped or not, as sitemapgen writes
+// them: one "<url><loc>…</loc>…</url>" after another in a <urlset>. A file
+// whose content is the same gives the same hashes, under the same seed
+// (sitemapgen writes the same content as the same bytes). Data is not
+// trusted: it is inflated up to the protocol's largest sitemap, and what is
+// not such a sitemap is an error saying where.
 func Entries(data []byte, seed maphash.Seed, fn func(loc string, sum uint64) error) error {
-	var r io.Reader = bytes.NewReader(data)
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return err
-		}
-		r = zr
+	raw, err := inflate(data)
+	if err != nil {
+		return err
 	}
-	lr := &io.LimitedReader{R: r, N: maxSitemapBytes + 1}
-	dec := xml.NewDecoder(lr)
-	var h maphash.Hash
-	h.SetSeed(seed)
-	var loc strings.Builder
-	depth, inLoc, locs, roots := 0, false, 0, 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if lr.N <= 0 {
-				return fmt.Errorf("over %d bytes uncompressed", maxSitemapBytes)
-			}
-			return fmt.Errorf("line %d: %w", line(dec), err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			depth++
-			switch {
-			case depth == 1:
-				roots++
-				if t.Name.Local != "urlset" || roots > 1 {
-					return fmt.Errorf("line %d: root <%s>, want <urlset>", line(dec), t.Name.Local)
-				}
-			case depth == 2:
-				if t.Name.Local != "url" {
-					return fmt.Errorf("line %d: <%s> in <urlset>, want <url>", line(dec), t.Name.Local)
-				}
-				h.Reset()
-				loc.Reset()
-				locs = 0
-			default:
-				h.WriteString("<" + t.Name.Space + " " + t.Name.Local)
-				for _, a := range t.Attr {
-					h.WriteString(" " + a.Name.Space + " " + a.Name.Local + "=" + a.Value)
-				}
-				h.WriteByte('>')
-				if depth == 3 && t.Name.Local == "loc" {
-					inLoc = true
-					locs++
-				}
-			}
-		case xml.EndElement:
-			if depth == 2 {
-				if locs != 1 {
-					return fmt.Errorf("line %d: <url> with %d <loc>", line(dec), locs)
-				}
-				if err := fn(strings.TrimSpace(loc.String()), h.Sum64()); err != nil {
-					return err
-				}
-			} else if depth > 2 {
-				h.WriteString("</>")
-			}
-			inLoc = false
-			depth--
-		case xml.CharData:
-			if depth > 2 {
-				h.Write(t)
-			}
-			if inLoc {
-				loc.Write(t)
-			}
-		}
-	}
-	if lr.N <= 0 {
-		return fmt.Errorf("over %d bytes uncompressed", maxSitemapBytes)
-	}
-	if roots != 1 {
+	i := bytes.Index(raw, []byte("<urlset"))
+	if i < 0 {
 		return errors.New("no <urlset>")
 	}
-	return nil
+	gt := bytes.IndexByte(raw[i:], '>')
+	if gt < 0 {
+		return errors.New("<urlset> not closed")
+	}
+	for i += gt + 1; ; {
+		for i < len(raw) && (raw[i] == '\n' || raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r') {
+			i++
+		}
+		rest := raw[i:]
+		if bytes.HasPrefix(rest, []byte("</urlset>")) {
+			if len(bytes.TrimSpace(rest[len("</urlset>"):])) > 0 {
+				return fmt.Errorf("offset %d: data after </urlset>", i+len("</urlset>"))
+			}
+			return nil
+		}
+		if !bytes.HasPrefix(rest, []byte("<url><loc>")) {
+			return fmt.Errorf("offset %d: want <url><loc> or </urlset>", i)
+		}
+		end := bytes.Index(rest, []byte("</url>"))
+		if end < 0 {
+			return fmt.Errorf("offset %d: <url> not closed", i)
+		}
+		entry := rest[:end]
+		locEnd := bytes.Index(entry, []byte("</loc>"))
+		if locEnd < 0 {
+			return fmt.Errorf("offset %d: <loc> not closed", i)
+		}
+		loc := string(entry[len("<url><loc>"):locEnd])
+		if strings.IndexByte(loc, '&') >= 0 {
+			loc = unescape.Replace(loc)
+		}
+		if err := fn(loc, maphash.Bytes(seed, entry)); err != nil {
+			return err
+		}
+		i += end + len("</url>")
+	}
 }
 
-func line(dec *xml.Decoder) int {
-	l, _ := dec.InputPos()
-	return l
+// unescape undoes the escaping sitemapgen writes in a <loc>.
+var unescape = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'")
+
+// inflate returns data, gunzipped if it is gzip, refusing more than
+// maxSitemapBytes.
+func inflate(data []byte) ([]byte, error) {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		if len(data) > maxSitemapBytes {
+			return nil, fmt.Errorf("over %d bytes", maxSitemapBytes)
+		}
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	// Grow as the data proves it holds more, never to more than the limit.
+	raw, err := io.ReadAll(io.LimitReader(zr, maxSitemapBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxSitemapBytes {
+		return nil, fmt.Errorf("over %d bytes uncompressed", maxSitemapBytes)
+	}
+	return raw, nil
 }

@@ -103,7 +103,6 @@ func TestEntriesHostile(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"not xml":       []byte("hello"),
 		"wrong root":    []byte("<sitemapindex><sitemap><loc>x</loc></sitemap></sitemapindex>"),
-		"two locs":      []byte("<urlset><url><loc>a</loc><loc>b</loc></url></urlset>"),
 		"no loc":        []byte("<urlset><url><lastmod>2024-01-01</lastmod></url></urlset>"),
 		"unclosed":      []byte("<urlset><url><loc>a</loc>"),
 		"broken gzip":   urlset(entry("https://x.com/1", ""))[:20],
@@ -157,4 +156,25 @@ func FuzzEntries(f *testing.F) {
 			t.Errorf("plain: %v %v; gzipped: %v %v", plain, errPlain, zipped, errZip)
 		}
 	})
+}
+
+// BenchmarkChanges: one full sitemap (50,000 URLs with lastmods) replaced
+// by one with a URL re-dated: what a night costs per changed sitemap.
+func BenchmarkChanges(b *testing.B) {
+	old, new := make([]string, 50000), make([]string, 50000)
+	for i := range old {
+		loc := fmt.Sprintf("https://www.example.com/products/category-%d/item-%d", i%97, i)
+		old[i], new[i] = entry(loc, "2024-01-01T10:00:00Z"), entry(loc, "2024-01-01T10:00:00Z")
+	}
+	new[25000] = entry("https://www.example.com/products/category-71/item-25000", "2024-06-01T10:00:00Z")
+	store := files{"s-1-a": urlset(old...), "s-1-b": urlset(new...)}
+	n := 0
+	for b.Loop() {
+		ch, err := Changes(context.Background(), store, isShard, manifest(1, "s-1-a"), manifest(2, "s-1-b"), 200000)
+		if err != nil || len(ch.URLs) != 1 {
+			b.Fatal(ch, err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*2*len(old)), "ns/entry")
 }
