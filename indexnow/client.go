@@ -47,7 +47,9 @@ type Result struct {
 	DryRun         bool           `json:"dry_run,omitempty"`
 }
 
-func (r *Result) fail(status string, n int, msg string) {
+// Fail counts n URLs failed for status (an HTTP status or a word) with
+// msg, what it meant.
+func (r *Result) Fail(status string, n int, msg string) {
 	if r.FailedByStatus == nil {
 		r.FailedByStatus = map[string]int{}
 	}
@@ -126,22 +128,22 @@ func (c *Client) Submit(ctx context.Context, urls []string) Result {
 	var res Result
 	reqs, outside := c.Plan(urls)
 	if len(outside) > 0 {
-		res.fail("outside_key_location", len(outside), fmt.Sprintf("%d URLs not under the key location's folder (%s), not sent, e.g. %s", len(outside), c.KeyLocation, outside[0]))
+		res.Fail("outside_key_location", len(outside), fmt.Sprintf("%d URLs not under the key location's folder (%s), not sent, e.g. %s", len(outside), c.KeyLocation, outside[0]))
 	}
 	for _, rq := range reqs {
 		if ctx.Err() != nil {
-			res.fail("network", len(rq.URLList), fmt.Sprintf("%s: not sent: %v", rq.Host, ctx.Err()))
+			res.Fail("network", len(rq.URLList), fmt.Sprintf("%s: not sent: %v", rq.Host, ctx.Err()))
 			continue
 		}
 		res.Sent += len(rq.URLList)
 		status, err := c.post(ctx, rq, &res)
 		switch {
 		case err != nil:
-			res.fail("network", len(rq.URLList), fmt.Sprintf("%s: %d URLs: %v", rq.Host, len(rq.URLList), err))
+			res.Fail("network", len(rq.URLList), fmt.Sprintf("%s: %d URLs: %v", rq.Host, len(rq.URLList), err))
 		case status == http.StatusOK || status == http.StatusAccepted:
 			res.Accepted += len(rq.URLList)
 		default:
-			res.fail(strconv.Itoa(status), len(rq.URLList), fmt.Sprintf("%s: %d URLs: %d %s", rq.Host, len(rq.URLList), status, Meaning(status)))
+			res.Fail(strconv.Itoa(status), len(rq.URLList), fmt.Sprintf("%s: %d URLs: %d %s", rq.Host, len(rq.URLList), status, Meaning(status)))
 		}
 	}
 	return res

@@ -292,3 +292,38 @@ func TestIndexNowS3(t *testing.T) {
 		t.Errorf("refused: %q", errs)
 	}
 }
+
+// TestIndexNowSendsOnlyTheScope: a replaced sitemap read back from the
+// destination that lists a URL outside the scope (the destination was
+// written by someone else) does not get it sent under the site's key.
+func TestIndexNowSendsOnlyTheScope(t *testing.T) {
+	srv := indexnowtest.NewServer(inKey, "")
+	defer srv.Close()
+	dir := t.TempDir()
+	out, in, report := filepath.Join(dir, "out"), filepath.Join(dir, "in.csv"), filepath.Join(dir, "report.json")
+	args := []string{"generate", "--public-url", base + "catalog/", "--out", out, "--report", report,
+		"--indexnow-key", inKey, "--indexnow-endpoint", srv.URL + "/indexnow", in}
+	write := func(rows string) {
+		if err := os.WriteFile(in, []byte("loc\n"+rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := sitemapgen(t, "", args...); code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+	}
+	write(base + "catalog/a\n" + base + "catalog/b\n")
+	shards, _ := filepath.Glob(filepath.Join(out, "sitemap-0*.xml.gz"))
+	if len(shards) != 1 {
+		t.Fatalf("shards %q", shards)
+	}
+	forged := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n" +
+		"<url><loc>" + base + "catalog/a</loc></url>\n<url><loc>" + base + "private/x</loc></url>\n</urlset>\n"
+	if err := os.WriteFile(shards[0], gz(t, forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(base + "catalog/a\n" + base + "catalog/c\n")
+	res := indexNowReport(t, report)
+	if got := srv.URLs(); !slices.Equal(got, []string{base + "catalog/c"}) || res.FailedByStatus["outside_scope"] != 1 {
+		t.Errorf("sent %q, result %+v; want catalog/c only and the private URL counted outside_scope", got, res)
+	}
+}

@@ -25,6 +25,7 @@ type notifier struct {
 	dryRun  bool
 	getter  indexnow.Getter
 	isShard func(string) bool
+	scope   string // every URL sent lies under it
 	log     *slog.Logger
 
 	change *indexnow.Change
@@ -78,7 +79,11 @@ func (f *generateFlags) newNotifier(cfg *pipeline.Config, log *slog.Logger) (*no
 		}
 	}
 	layout := publish.NewLayout(cfg.Name)
-	return &notifier{
+	scope := cfg.Scope
+	if scope == nil {
+		scope = cfg.PublicURL
+	}
+	return &notifier{scope: scope.String(),
 		client: &indexnow.Client{Endpoint: f.indexNowEndpoint, Key: key, KeyLocation: f.indexNowKeyLocation, Log: log},
 		all:    f.indexNowAll, max: f.indexNowMax, dryRun: cfg.DryRun,
 		isShard: layout.IsShard, log: log,
@@ -137,12 +142,25 @@ func (n *notifier) send(ctx context.Context) *indexnow.Result {
 		return res
 	}
 	ch := n.change
-	if len(ch.URLs) > 0 {
+	// The sitemaps read back are the destination's: only what the run
+	// itself could have listed is sent under the site's key.
+	urls, outside := make([]string, 0, len(ch.URLs)), 0
+	for _, u := range ch.URLs {
+		if indexnow.Under(u, n.scope) {
+			urls = append(urls, u)
+		} else {
+			outside++
+		}
+	}
+	if len(urls) > 0 {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
-		*res = n.client.Submit(ctx, ch.URLs)
-	} else {
+		*res = n.client.Submit(ctx, urls)
+	} else if outside == 0 {
 		res.Skipped = "no URL changed"
+	}
+	if outside > 0 {
+		res.Fail("outside_scope", outside, fmt.Sprintf("%d URLs read back from the destination's sitemaps are not under the scope %s: not sent", outside, n.scope))
 	}
 	res.Added, res.Changed, res.Removed = ch.Added, ch.Changed, ch.Removed
 	for _, e := range res.Errors {

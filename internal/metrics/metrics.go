@@ -47,7 +47,7 @@ type Run struct {
 
 // failedStatuses are the values of sitemapgen_indexnow_failed_urls'
 // status label: those the protocol names, 5xx and what is not an answer.
-var failedStatuses = []string{"400", "403", "422", "429", "5xx", "other", "network", "outside_key_location"}
+var failedStatuses = []string{"400", "403", "422", "429", "5xx", "other", "network", "outside_key_location", "outside_scope"}
 
 // statusClass maps a status of indexnow.Result.FailedByStatus to a label
 // value of failedStatuses, so that the label set stays fixed.
@@ -156,7 +156,7 @@ func (r Run) registry(constLabels prometheus.Labels) *prometheus.Registry {
 		for s, n := range r.NotifyFailed {
 			failed[statusClass(s)] += int64(n)
 		}
-		gauge(reg, "sitemapgen_indexnow_failed_urls", "URLs of the last run IndexNow did not accept, by HTTP status (5xx together), network or outside_key_location.", constLabels, "status", byReason(failed, failedStatuses...))
+		gauge(reg, "sitemapgen_indexnow_failed_urls", "URLs of the last run IndexNow did not accept, by HTTP status (5xx together), network, outside_key_location or outside_scope.", constLabels, "status", byReason(failed, failedStatuses...))
 	}
 	return reg
 }
