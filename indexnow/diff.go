@@ -17,8 +17,8 @@ import (
 var ErrTooMany = errors.New("more URLs than the limit")
 
 // maxSitemapBytes bounds a sitemap read back, uncompressed: the largest
-// --max-bytes.
-const maxSitemapBytes = 52428800
+// --max-bytes. A variable so that a test can lower it.
+var maxSitemapBytes = 52428800
 
 // Getter reads a file of the destination.
 type Getter interface {
@@ -202,7 +202,7 @@ func inflate(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	// Grow as the data proves it holds more, never to more than the limit.
-	raw, err := io.ReadAll(io.LimitReader(zr, maxSitemapBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(zr, int64(maxSitemapBytes)+1))
 	if err != nil {
 		return nil, err
 	}
