@@ -156,8 +156,13 @@ func TestIndexNow(t *testing.T) {
 		t.Errorf("after the 403 the root index is not in place: %v", err)
 	}
 
-	// A first run of 25k URLs with --indexnow-all: 3 requests.
+	// Night 5: nothing changed, nothing read back, nothing sent.
 	before := len(srv.Requests())
+	if res = night("night 5"); len(srv.Requests()) != before || res.Skipped != "no URL changed" || res.Sent != 0 {
+		t.Errorf("an unchanged night sent %d requests; result %+v", len(srv.Requests())-before, res)
+	}
+
+	// A first run of 25k URLs with --indexnow-all: 3 requests.
 	ids25 := make([]int, 25000)
 	for i := range ids25 {
 		ids25[i] = i
