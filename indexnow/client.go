@@ -45,6 +45,9 @@ type Result struct {
 	Errors         []string       `json:"errors,omitempty"`  // what each failure meant
 	Skipped        string         `json:"skipped,omitempty"` // why nothing was sent
 	DryRun         bool           `json:"dry_run,omitempty"`
+	// URLs are, in a dry run, the URLs that would be sent in Requests
+	// requests.
+	URLs []string `json:"urls,omitempty"`
 }
 
 // Fail counts n URLs failed for status (an HTTP status or a word) with

@@ -98,7 +98,7 @@ type Config struct {
 	// changes, and the manifest's time (zero: the clock). Fixing it makes
 	// runs reproducible.
 	Now     time.Time
-	DryRun  bool // everything but the writes; Report.Plan says what would happen
+	DryRun  bool // everything but the writes; Report.Plan says what would happen (a Sink that is a *sink.DryRun is used as it is)
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
@@ -247,7 +247,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var dry *sink.DryRun
 	if cfg.DryRun {
-		dry = sink.NewDryRun(cfg.Sink)
+		var ok bool
+		if dry, ok = cfg.Sink.(*sink.DryRun); !ok { // the caller's, if it made one
+			dry = sink.NewDryRun(cfg.Sink)
+		}
 		cfg.Sink = dry
 	}
 	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, layout: publish.NewLayout(cfg.Name)}

@@ -419,7 +419,14 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
 	}
 	if f.notify != nil {
-		f.notify.getter = cfg.Sink // the store itself, not a dry run's decorator
+		f.notify.getter = cfg.Sink
+		if cfg.DryRun {
+			// The change is read back from the sitemaps the dry run would
+			// write: it holds them (the pipeline uses this decorator).
+			d := sink.NewDryRun(cfg.Sink)
+			d.Keep(publish.NewLayout(cfg.Name).IsShard, dryRunKeep)
+			cfg.Sink, f.notify.getter = d, d
+		}
 		cfg.Switched = f.notify.switched
 	}
 	if f.rejects != "" {

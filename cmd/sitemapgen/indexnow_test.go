@@ -102,12 +102,29 @@ func TestIndexNow(t *testing.T) {
 		}
 		return "2024-01-01"
 	})
+	// A dry run of night 2 says what it would send, sends nothing and
+	// leaves the set as it was.
+	root1, err := os.ReadFile(filepath.Join(out, "sitemap.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args[:len(args)-1], "--dry-run", in)
+	dry := night("night 2, dry run")
+	args = append(args[:len(args)-2], in)
+	root2, _ := os.ReadFile(filepath.Join(out, "sitemap.xml"))
+	if !dry.DryRun || len(dry.URLs) != 10 || dry.Requests != 1 || dry.Sent != 0 || len(srv.Requests()) != 0 || string(root1) != string(root2) {
+		t.Errorf("dry run of night 2: %+v, %d requests made, root changed %v; want the 10 URLs listed, nothing sent or written",
+			dry, len(srv.Requests()), string(root1) != string(root2))
+	}
 	res := night("night 2")
 	var want []string
 	for _, id := range slices.Concat(removed, added, changed) {
 		want = append(want, fmt.Sprintf("%sp/%d", base, id))
 	}
 	got := srv.URLs()
+	if !slices.Equal(got, dry.URLs) {
+		t.Errorf("night 2 sent %q, its dry run said %q", got, dry.URLs)
+	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) || len(srv.Requests()) != 1 {
@@ -246,8 +263,9 @@ func TestIndexNowFlags(t *testing.T) {
 	}
 	if code, _, stderr := sitemapgen(t, "", append(args, "--dry-run", in)...); code != 0 {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
-	} else if res := indexNowReport(t, report); !res.DryRun || !strings.Contains(res.Skipped, "would compare 0 replaced sitemaps with 1 new") || len(srv.Requests()) != 0 {
-		t.Errorf("dry run: %+v, %d requests; want what it would do and nothing sent", res, len(srv.Requests()))
+	} else if res := indexNowReport(t, report); !res.DryRun || !slices.Equal(res.URLs, []string{base + "catalog/a", base + "catalog/b"}) ||
+		res.Requests != 1 || res.Sent != 0 || len(srv.Requests()) != 0 {
+		t.Errorf("dry run: %+v, %d requests; want the 2 URLs it would send in 1 request, and nothing sent", res, len(srv.Requests()))
 	}
 	if code, _, stderr := sitemapgen(t, "", append(args, in)...); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)

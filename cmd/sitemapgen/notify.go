@@ -13,6 +13,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/indexnow"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/publish"
+	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // notifier tells IndexNow what a run changed: the change is read in the
@@ -31,8 +32,11 @@ type notifier struct {
 	change *indexnow.Change
 	err    error  // reading the change failed
 	skip   string // why nothing is sent
-	sums   [2]int // dry run: sitemaps replaced, sitemaps new
 }
+
+// dryRunKeep is how many bytes of new sitemaps a dry run holds to read
+// them back.
+const dryRunKeep = 64 << 20
 
 // newNotifier checks the IndexNow flags; nil when IndexNow is off. Every
 // mistake is a usage error, found before anything runs.
@@ -93,44 +97,23 @@ func (f *generateFlags) newNotifier(cfg *pipeline.Config, log *slog.Logger) (*no
 // switched reads the change while the previous generation's sitemaps are
 // still in the destination (publish.Options.Switched).
 func (n *notifier) switched(ctx context.Context, prev, next *publish.Manifest) {
-	switch {
-	case prev == nil && !n.all:
+	if prev == nil && !n.all {
 		n.skip = "first run: no previous generation to compare with (--indexnow-all sends every URL)"
-		return
-	case n.dryRun:
-		// The new sitemaps are not written: their URLs cannot be read back.
-		was, is := map[string]bool{}, map[string]bool{}
-		if prev != nil {
-			for _, f := range prev.Files {
-				was[f.Name] = n.isShard(f.Name)
-			}
-		}
-		for _, f := range next.Files {
-			is[f.Name] = n.isShard(f.Name)
-		}
-		for name, shard := range was {
-			if shard && !is[name] {
-				n.sums[0]++
-			}
-		}
-		for name, shard := range is {
-			if shard && !was[name] {
-				n.sums[1]++
-			}
-		}
-		n.skip = fmt.Sprintf("dry run: would compare %d replaced sitemaps with %d new ones and post their changed URLs to %s", n.sums[0], n.sums[1], n.client.Endpoint)
 		return
 	}
 	n.change, n.err = indexnow.Changes(ctx, n.getter, n.isShard, prev, next, n.max)
-	if errors.Is(n.err, indexnow.ErrTooMany) {
+	switch {
+	case errors.Is(n.err, indexnow.ErrTooMany):
 		n.err = fmt.Errorf("the change holds more than --indexnow-max-urls %d URLs (or the replaced sitemaps do): nothing sent; search engines will find it in the sitemaps", n.max)
+	case errors.Is(n.err, sink.ErrNotKept):
+		n.err = fmt.Errorf("dry run: the new sitemaps are more than the %d MiB a dry run holds to read them back: %w", dryRunKeep>>20, n.err)
 	}
 }
 
 // send posts the change and returns what became of it. Its failures are
 // the Result's and the log's, never the run's.
 func (n *notifier) send(ctx context.Context) *indexnow.Result {
-	res := &indexnow.Result{DryRun: n.dryRun}
+	res := &indexnow.Result{}
 	switch {
 	case n.err != nil:
 		res.Skipped = n.err.Error()
@@ -152,17 +135,22 @@ func (n *notifier) send(ctx context.Context) *indexnow.Result {
 			outside++
 		}
 	}
-	if len(urls) > 0 {
+	if n.dryRun {
+		reqs, _ := n.client.Plan(urls)
+		res.URLs, res.Requests = urls, len(reqs)
+		n.log.Info("indexnow: dry run: would post", "urls", len(urls), "requests", len(reqs), "endpoint", n.client.Endpoint)
+	} else if len(urls) > 0 {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		*res = n.client.Submit(ctx, urls)
-	} else if outside == 0 {
+	}
+	if len(urls) == 0 && outside == 0 {
 		res.Skipped = "no URL changed"
 	}
 	if outside > 0 {
 		res.Fail("outside_scope", outside, fmt.Sprintf("%d URLs read back from the destination's sitemaps are not under the scope %s: not sent", outside, n.scope))
 	}
-	res.Added, res.Changed, res.Removed = ch.Added, ch.Changed, ch.Removed
+	res.Added, res.Changed, res.Removed, res.DryRun = ch.Added, ch.Changed, ch.Removed, n.dryRun
 	for _, e := range res.Errors {
 		n.log.Warn("indexnow: " + e)
 	}
