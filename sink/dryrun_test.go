@@ -23,8 +23,11 @@ func TestDryRunKeep(t *testing.T) {
 	d := NewDryRun(local)
 	d.Keep(func(n string) bool { return strings.HasSuffix(n, ".gz") }, 10)
 	buf := []byte("123456")
-	for name, data := range map[string][]byte{"a.gz": buf, "b.gz": []byte("7890123"), "c.xml": []byte("x")} {
-		if err := d.Put(ctx, name, data); err != nil {
+	for _, p := range []struct {
+		name string
+		data []byte
+	}{{"a.gz", buf}, {"b.gz", []byte("7890123")}, {"c.xml", []byte("x")}} { // in order: a fits, b does not
+		if err := d.Put(ctx, p.name, p.data); err != nil {
 			t.Fatal(err)
 		}
 	}
