@@ -93,9 +93,9 @@ func (s *CutSim) Run(cv *shard.Curve) (CutSimRow, error) {
 	t0 := time.Now()
 	newCutter := func() (*shard.Cutter, error) {
 		if cv == nil {
-			return shard.NewCutter(s.MaxURLs, s.MaxBytes), nil
+			return shard.NewCutter(shard.CutterOptions{MaxURLs: s.MaxURLs, MaxBytes: s.MaxBytes})
 		}
-		return shard.NewStableCutter(s.MaxURLs, s.MaxBytes, shard.Header, *cv)
+		return shard.NewCutter(shard.CutterOptions{MaxURLs: s.MaxURLs, MaxBytes: s.MaxBytes, Mode: shard.CutStable, Curve: cv})
 	}
 	row := CutSimRow{Cut: "tight"}
 	if cv != nil {

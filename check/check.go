@@ -164,17 +164,21 @@ func (o *Options) defaults() {
 
 // Report is the outcome of a check.
 type Report struct {
-	Root              string         `json:"root"`
-	Sitemaps          int            `json:"sitemaps"`
-	Indexes           int            `json:"indexes"`
-	URLs              int64          `json:"urls"`
-	BytesUncompressed int64          `json:"bytes_uncompressed"`
-	Problems          int            `json:"problems"`
-	ByCode            map[Code]int   `json:"by_code"`
-	Stopped           bool           `json:"stopped,omitempty"` // MaxProblems reached: the check is incomplete
-	List              []Problem      `json:"list"`
-	Seconds           float64        `json:"seconds"`
-	Limits            map[string]int `json:"limits"`
+	Root              string       `json:"root"`
+	Sitemaps          int          `json:"sitemaps"`
+	Indexes           int          `json:"indexes"`
+	URLs              int64        `json:"urls"`
+	BytesUncompressed int64        `json:"bytes_uncompressed"`
+	Problems          int          `json:"problems"`
+	ByCode            map[Code]int `json:"by_code"`
+	Stopped           bool         `json:"stopped,omitempty"` // MaxProblems reached: the check is incomplete
+	List              []Problem    `json:"list"`
+	// Leftovers are files named as this set's shards that nothing lists:
+	// the uploads of a run that failed before its switch. The next
+	// generate run deletes them; they are not problems of the live set.
+	Leftovers []string       `json:"leftovers,omitempty"`
+	Seconds   float64        `json:"seconds"`
+	Limits    map[string]int `json:"limits"`
 }
 
 // OK reports whether the set has no problem.

@@ -186,7 +186,7 @@ func TestInjectedDefects(t *testing.T) {
 		}, check.CodeMissingFile, -1},
 		{"orphan", func(t *testing.T, dir string, shards []string) check.Limits {
 			b, _ := os.ReadFile(filepath.Join(dir, shards[0]))
-			os.WriteFile(filepath.Join(dir, "sitemap-000099-0123456789.xml.gz"), b, 0o644)
+			os.WriteFile(filepath.Join(dir, "sitemap-news-0099.xml.gz"), b, 0o644)
 			return check.Ours
 		}, check.CodeOrphan, -2},
 		{"oversize shard: URLs", func(t *testing.T, dir string, shards []string) check.Limits {
@@ -250,7 +250,7 @@ func TestInjectedDefects(t *testing.T) {
 					t.Errorf("want the root index's entry for %s, got %v", shards[2], p)
 				}
 			case -2:
-				if p.File != "sitemap-000099-0123456789.xml.gz" {
+				if p.File != "sitemap-news-0099.xml.gz" {
 					t.Errorf("wrong file: %v", p)
 				}
 			default:

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -421,22 +420,22 @@ func (c *checker) claim(t task, e entry, rel string) bool {
 	return true
 }
 
-// ownName matches the names generate gives the files of a set: shards
-// STEM-000001-0123456789.xml.gz, indexes STEM-index-0001.xml (older runs
-// wrote them with the content sum) and news sitemaps STEM-news-0001.xml.gz.
-var ownName = regexp.MustCompile(`^-((index-)?[0-9]{4,}(-[0-9a-f]{10})?\.xml(\.gz)?|news-[0-9]{4,}\.xml\.gz)$`)
-
 // maxManifest bounds the bytes read of a manifest.
 const maxManifest = 64 << 20
 
 // orphans reports the files of this set's own stem (the root's name without
 // .xml) in the folder that nothing lists and no kept generation of the
-// manifest uses. Other stems' sets and unrelated files are not this set's.
+// manifest uses: exactly the names generate's publish.Layout gives the set's
+// shards, intermediate indexes and news sitemaps, so other stems' sets (a
+// root sitemap-2024.xml beside sitemap.xml) and unrelated files are not this
+// set's. An unlisted shard is a leftover of a failed run, which the next run
+// removes: Report.Leftovers, not a problem.
 func (c *checker) orphans(root string) {
 	stem, ok := strings.CutSuffix(root, ".xml")
-	if !ok || strings.Contains(root, "/") {
+	if !ok || strings.Contains(root, "/") || publish.ValidStem(stem) != nil {
 		return // not a root of ours: no files of ours to look for
 	}
+	layout := publish.NewLayout(stem)
 	names, err := c.files.List(c.ctx)
 	if err != nil {
 		c.report(Problem{File: c.rep.Root, Code: CodeUnreadable, Message: err.Error()})
@@ -461,14 +460,17 @@ func (c *checker) orphans(root string) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		rest, ok := strings.CutPrefix(n, stem)
-		if !ok || !ownName.MatchString(rest) || kept[n] {
+		kind := layout.Kind(n)
+		if kind != publish.ShardFile && kind != publish.IndexFile && kind != publish.NewsFile || kept[n] {
 			continue
 		}
 		c.mu.Lock()
 		listed := c.listed[n]
+		if !listed && kind == publish.ShardFile {
+			c.rep.Leftovers = append(c.rep.Leftovers, n)
+		}
 		c.mu.Unlock()
-		if !listed {
+		if !listed && kind != publish.ShardFile {
 			c.report(Problem{File: n, Code: CodeOrphan, Message: "a file of set " + stem + " that no index of the set lists and no kept generation of " + stem + ".manifest.json uses"})
 		}
 	}

@@ -320,7 +320,10 @@ func TestAppendEscaped(t *testing.T) {
 	}
 }
 
-var berlin = mustLoadLocation("Europe/Berlin")
+var (
+	berlin  = mustLoadLocation("Europe/Berlin")
+	newYork = mustLoadLocation("America/New_York")
+)
 
 func mustLoadLocation(name string) *time.Location {
 	loc, err := time.LoadLocation(name)
@@ -370,10 +373,12 @@ var lastmodTests = []lastmodTest{
 	{in: "2024-07-15T10:00:00", want: "2024-07-15T10:00:00+02:00"},
 	{in: "2024-07-15T10:00", want: "2024-07-15T10:00:00+02:00"},
 	{in: "2024-07-15T10:00:00.250", want: "2024-07-15T10:00:00.250+02:00"},
-	{in: "2024-03-31T01:59:59", want: "2024-03-31T01:59:59+01:00"}, // last second of winter time
-	{in: "2024-03-31T03:00:00", want: "2024-03-31T03:00:00+02:00"}, // first of summer time
-	{in: "2024-03-31T02:30:00", want: "2024-03-31T02:30:00+01:00"}, // skipped: the instant of 03:30+02:00
-	{in: "1850-06-01T12:00:00.5", want: "1850-06-01T11:06:32.5Z"},  // local mean time +00:53:28
+	{in: "2024-03-31T01:59:59", want: "2024-03-31T01:59:59+01:00"},           // last second of winter time
+	{in: "2024-03-31T03:00:00", want: "2024-03-31T03:00:00+02:00"},           // first of summer time
+	{in: "2024-03-31T02:30:00", warn: LastmodNonexistent},                    // skipped by the change to summer time: no instant
+	{in: "2026-03-08 02:30", tz: newYork, warn: LastmodNonexistent},          // likewise in New York
+	{in: "2026-11-01 01:30", tz: newYork, want: "2026-11-01T01:30:00-04:00"}, // repeated: the first of the two
+	{in: "1850-06-01T12:00:00.5", want: "1850-06-01T11:06:32.5Z"},            // local mean time +00:53:28
 	{in: "2024-07-15T10:00:00", tz: time.UTC, want: "2024-07-15T10:00:00Z"},
 	{in: "2024-07-15T10:00:00", tz: time.FixedZone("", -9000), want: "2024-07-15T10:00:00-02:30"},
 	{in: "0001-01-01T00:30:00", tz: time.FixedZone("", 3600), want: "0001-01-01T00:30:00+01:00"},
@@ -859,6 +864,30 @@ func TestUnencodedAt(t *testing.T) {
 	} {
 		if got := UnencodedAt([]byte(tc.in)); got != tc.want {
 			t.Errorf("UnencodedAt(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestAppendLocText: the text of a written loc is the normalised URL, for
+// the rejects file (a duplicate is found by its written loc).
+func TestAppendLocText(t *testing.T) {
+	sc, err := ParseScope("https://www.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(sc, nil)
+	for in, want := range map[string]string{
+		"https://www.example.com/a?b=1&c='2'": "https://www.example.com/a?b=1&c='2'",
+		"https://www.example.com/ü<x>":        "https://www.example.com/%C3%BC%3Cx%3E",
+		"https://www.example.com/&amp;":       "https://www.example.com/&amp;",
+	} {
+		out, res := enc.AppendURL(nil, Fields{Loc: []byte(in)})
+		if res.Reason != OK {
+			t.Fatalf("%q: %v", in, res.Reason)
+		}
+		loc := out[bytes.Index(out, []byte("<loc>"))+5 : bytes.Index(out, []byte("</loc>"))]
+		if got := string(AppendLocText(nil, loc)); got != want {
+			t.Errorf("AppendLocText(%q) = %q, want %q", loc, got, want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 )
 
 // ExtKind says what an extension column of the input holds: which
@@ -205,16 +207,6 @@ func (ns Namespaces) AppendSchemaLocations(dst []byte) []byte {
 // the Encoder is given another with SetMediaQuery.
 const DefaultMediaQuery = "only screen and (max-width: 640px)"
 
-// Limits of the extensions, as Google documents them and the XSDs state.
-const (
-	MaxImages           = 1000  // images per URL
-	MaxVideoTags        = 32    // tags per video
-	MaxVideoDescription = 2048  // characters
-	MaxVideoTitle       = 100   // characters
-	MaxVideoCategory    = 256   // characters
-	MaxVideoDuration    = 28800 // seconds
-)
-
 // SetMediaQuery sets the media attribute of media-alternate links (see
 // DefaultMediaQuery). It is written XML-escaped.
 func (e *Encoder) SetMediaQuery(q string) {
@@ -314,7 +306,7 @@ func (e *Encoder) appendExt(dst []byte, f *Fields, locAt, locEnd int) ([]byte, W
 			if len(v) == 0 {
 				return
 			}
-			if images == MaxImages {
+			if images == protocol.MaxImages {
 				w |= ImageLimit
 				return
 			}
@@ -412,10 +404,10 @@ func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warnin
 	thumb, title, desc := s.first(ExtVideoThumbnail), s.first(ExtVideoTitle), s.first(ExtVideoDescription)
 	content, player := s.first(ExtVideoContentLoc), s.first(ExtVideoPlayerLoc)
 	if len(thumb) == 0 || len(content) == 0 && len(player) == 0 ||
-		!validText(title, 1, MaxVideoTitle) || !validText(desc, 1, -1) {
+		!validText(title, 1, protocol.MaxVideoTitle) || !validText(desc, 1, -1) {
 		return fail(VideoInvalid)
 	}
-	if !validText(desc, 1, MaxVideoDescription) {
+	if !validText(desc, 1, protocol.MaxVideoDescription) {
 		return fail(VideoDescriptionLong)
 	}
 	var r Reason
@@ -467,7 +459,7 @@ func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warnin
 				if len(v) == 0 {
 					continue
 				}
-				if tags == MaxVideoTags {
+				if tags == protocol.MaxVideoTags {
 					w |= VideoTagLimit
 					break
 				}
@@ -495,7 +487,7 @@ func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warnin
 		switch k {
 		case ExtVideoDuration:
 			n, okn := parseUint(v)
-			ok = okn && n >= 1 && n <= MaxVideoDuration
+			ok = okn && n >= 1 && n <= protocol.MaxVideoDuration
 			dst = strconv.AppendUint(dst, n, 10)
 		case ExtVideoViewCount:
 			var n uint64
@@ -509,7 +501,7 @@ func (e *Encoder) appendVideo(dst []byte, s videoSrc, w Warning) ([]byte, Warnin
 			ok = validRating(v)
 			dst = append(dst, v...)
 		case ExtVideoCategory:
-			ok = validText(v, 1, MaxVideoCategory)
+			ok = validText(v, 1, protocol.MaxVideoCategory)
 			dst = appendEscaped(dst, v)
 		case ExtVideoFamilyFriendly, ExtVideoRequiresSubscription, ExtVideoLive:
 			var yes bool

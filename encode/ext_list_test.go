@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 )
 
@@ -124,8 +125,8 @@ func TestVideoList(t *testing.T) {
 	}
 	f = Fields{Loc: []byte(loc), Ext: []ExtColumn{{Kind: ExtVideoList}}, ExtVals: [][]byte{AppendPacked(nil, many)}}
 	out, res = NewEncoder(nil, nil).AppendURL(nil, f)
-	if n := strings.Count(string(out), "<video:tag>"); n != MaxVideoTags || res.Warnings != VideoTagLimit {
-		t.Errorf("%d tags, warnings %b; want %d and VideoTagLimit", n, res.Warnings, MaxVideoTags)
+	if n := strings.Count(string(out), "<video:tag>"); n != protocol.MaxVideoTags || res.Warnings != VideoTagLimit {
+		t.Errorf("%d tags, warnings %b; want %d and VideoTagLimit", n, res.Warnings, protocol.MaxVideoTags)
 	}
 	f.ExtVals[0] = []byte{0x85, 0x01, 'x'}
 	if out, res = NewEncoder(nil, nil).AppendURL(nil, f); strings.Contains(string(out), "video") || res.Warnings != VideoInvalid {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 )
 
 // extRow builds Fields for loc from name=value pairs of extension columns.
@@ -65,7 +67,7 @@ func TestValidHreflang(t *testing.T) {
 const loc = "https://www.example.com/en/page"
 
 func TestAppendURLExtensions(t *testing.T) {
-	long := strings.Repeat("é", MaxVideoDescription+1)
+	long := strings.Repeat("é", protocol.MaxVideoDescription+1)
 	video := []string{"video:thumbnail_loc", "https://img.example.com/t.jpg", "video:title", "Grill & <chill>",
 		"video:description", "How to", "video:content_loc", "https://cdn.example.com/v.mp4"}
 	news := []string{"news:publication_name", "The Times", "news:publication_language", "EN",
@@ -161,12 +163,12 @@ func TestMediaQuery(t *testing.T) {
 
 func TestImageLimit(t *testing.T) {
 	var kv []string
-	for i := range MaxImages + 5 {
+	for i := range protocol.MaxImages + 5 {
 		kv = append(kv, fmt.Sprintf("image:%d", i), fmt.Sprintf("https://i.example/%d.jpg", i))
 	}
 	out, res := NewEncoder(nil, nil).AppendURL(nil, extRow(t, loc, kv...))
-	if n := bytes.Count(out, []byte("<image:image>")); n != MaxImages {
-		t.Errorf("%d images written; want %d", n, MaxImages)
+	if n := bytes.Count(out, []byte("<image:image>")); n != protocol.MaxImages {
+		t.Errorf("%d images written; want %d", n, protocol.MaxImages)
 	}
 	if res.Warnings != ImageLimit {
 		t.Errorf("warnings %b; want ImageLimit", res.Warnings)
@@ -175,12 +177,12 @@ func TestImageLimit(t *testing.T) {
 
 func TestVideoTagLimit(t *testing.T) {
 	kv := []string{"video:thumbnail_loc", "https://i.example/t.jpg", "video:title", "t", "video:description", "d", "video:player_loc", "https://p.example/"}
-	for i := range MaxVideoTags + 1 {
+	for i := range protocol.MaxVideoTags + 1 {
 		kv = append(kv, fmt.Sprintf("video:tag:%d", i), fmt.Sprint("tag", i))
 	}
 	out, res := NewEncoder(nil, nil).AppendURL(nil, extRow(t, loc, kv...))
-	if n := bytes.Count(out, []byte("<video:tag>")); n != MaxVideoTags {
-		t.Errorf("%d tags written; want %d", n, MaxVideoTags)
+	if n := bytes.Count(out, []byte("<video:tag>")); n != protocol.MaxVideoTags {
+		t.Errorf("%d tags written; want %d", n, protocol.MaxVideoTags)
 	}
 	if res.Warnings != VideoTagLimit {
 		t.Errorf("warnings %b; want VideoTagLimit", res.Warnings)

@@ -166,7 +166,7 @@ func FuzzAppendURL(f *testing.F) {
 		} else if u.Lastmod != nil || res.LastmodKey != NoLastmod {
 			t.Fatalf("lastmod written without LastmodLen: %q", entry)
 		}
-		if (u.Lastmod == nil) != (res.Warnings&(LastmodInvalid|LastmodImprecise) != 0 || len(trimWhite(row.Lastmod)) == 0) {
+		if (u.Lastmod == nil) != (res.Warnings&(LastmodInvalid|LastmodImprecise|LastmodNonexistent) != 0 || len(trimWhite(row.Lastmod)) == 0) {
 			t.Fatalf("lastmod %q: written %v, warnings %b", lastmod, u.Lastmod != nil, res.Warnings)
 		}
 		if u.Changefreq != nil {
@@ -214,8 +214,17 @@ func FuzzAppendLastmod(f *testing.F) {
 			}
 		}
 		if w != 0 {
-			if string(out) != "x" || key != NoLastmod || (w != LastmodInvalid && w != LastmodImprecise) {
+			if string(out) != "x" || key != NoLastmod || (w != LastmodInvalid && w != LastmodImprecise && w != LastmodNonexistent) {
 				t.Fatalf("AppendLastmod(%q) = %q, %d, %v", in, out, key, w)
+			}
+			if w == LastmodNonexistent {
+				// Package time agrees: the wall clock it gives the time
+				// differs from the one written.
+				norm, ok := zonelessWall(in)
+				tt, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", norm, tz)
+				if !ok || err != nil || tt.Format("2006-01-02T15:04:05.999999999") == norm {
+					t.Fatalf("AppendLastmod(%q, %v): %v, but package time reads it as %v (%v)", in, tz, w, tt, err)
+				}
 			}
 			return
 		}
@@ -230,19 +239,31 @@ func FuzzAppendLastmod(f *testing.F) {
 			t.Fatalf("AppendLastmod(%q) = %q, %d, %v; want it unchanged, key %d", s, again, key2, w2, key)
 		}
 		// A zone-less input names the instant package time gives it in tz.
-		trimmed := strings.TrimSpace(in)
-		if zonelessInput.MatchString(trimmed) {
-			norm := []byte(trimmed)
-			norm[10] = 'T'
-			if len(norm) == 16 {
-				norm = append(norm, ":00"...)
-			}
-			tt, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", string(norm), tz)
+		if norm, ok := zonelessWall(in); ok {
+			tt, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", norm, tz)
 			if err != nil || tt.UnixMicro() != key {
 				t.Fatalf("AppendLastmod(%q, %v) = %q, key %d; package time says %v (%d), %v", in, tz, s, key, tt, tt.UnixMicro(), err)
 			}
+			if wall := tt.Format("2006-01-02T15:04:05.999999999"); wall != strings.TrimRight(strings.TrimRight(norm, "0"), ".") && wall != norm {
+				t.Fatalf("AppendLastmod(%q, %v) = %q: the zone skips that wall time (package time: %s)", in, tz, s, wall)
+			}
 		}
 	})
+}
+
+// zonelessWall returns a zone-less input as YYYY-MM-DDThh:mm:ss[.f], and
+// whether it is one.
+func zonelessWall(in string) (string, bool) {
+	trimmed := strings.TrimSpace(in)
+	if !zonelessInput.MatchString(trimmed) {
+		return "", false
+	}
+	norm := []byte(trimmed)
+	norm[10] = 'T'
+	if len(norm) == 16 {
+		norm = append(norm, ":00"...)
+	}
+	return string(norm), true
 }
 
 // inputTail returns the path, query and fragment of a loc as given, with an
@@ -450,9 +471,11 @@ func TestZoneCache(t *testing.T) {
 			u := time.Unix(local, 0).UTC()
 			y, mo, d := u.Date()
 			h, mi, s := u.Clock()
-			want := int(local - time.Date(y, mo, d, h, mi, s, 0, tz).Unix())
-			if got := z.offset(tz, local, y, int(mo), d, h, mi, s); got != want {
-				t.Fatalf("%v at %v (wall clock): offset %d, time.Date %d", tz, u.Format("2006-01-02 15:04:05"), got, want)
+			td := time.Date(y, mo, d, h, mi, s, 0, tz)
+			want := int(local - td.Unix())
+			wantExists := td.Format(time.DateTime) == u.Format(time.DateTime) // a gap moves the wall clock on
+			if got, exists := z.offset(tz, local, y, int(mo), d, h, mi, s); got != want || exists != wantExists {
+				t.Fatalf("%v at %v (wall clock): offset %d, exists %v; time.Date %d, %v", tz, u.Format("2006-01-02 15:04:05"), got, exists, want, wantExists)
 			}
 		}
 		from := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC).Unix()

@@ -31,12 +31,11 @@ const (
 //
 // ZONE is Z, ±hh:mm, ±hhmm, ±hh (written ±hh:mm, at most 14:00 either way)
 // or " UTC" (written Z). A zone-less time gets the offset tz has at that
-// wall-clock time, written Z when it is zero (a wall-clock time skipped by a
-// daylight-saving change gets the offset before the change, so it names the
-// instant time.Date picks: 02:30 on a spring-forward night in Berlin is
-// 02:30+01:00, that is 03:30+02:00); should that offset not be a
-// whole number of minutes (local mean time before time zones), the instant
-// is written in UTC instead. The fraction f (1 to 9 digits) is kept as given.
+// wall-clock time, written Z when it is zero; a wall-clock time that a
+// daylight-saving change skips (02:30 on a spring-forward night in New York)
+// names no instant and returns LastmodNonexistent: writing it would invent
+// one. Should the offset not be a whole number of minutes (local mean time
+// before time zones), the instant is written in UTC instead. The fraction f (1 to 9 digits) is kept as given.
 // A nil tz means UTC.
 //
 // YYYY and YYYY-MM return LastmodImprecise (writing them would invent a
@@ -225,10 +224,14 @@ func appendLastmod(dst, s []byte, tz *time.Location, zc *zoneCache) ([]byte, int
 		if tz != nil && tz != time.UTC {
 			// Not Zone(): in a gap (spring forward) time.Date moves the wall
 			// clock on, and the offset must describe the instant it chose.
+			var exists bool
 			if zc != nil {
-				off = zc.offset(tz, local, year, month, day, hh, mm, ss)
+				off, exists = zc.offset(tz, local, year, month, day, hh, mm, ss)
 			} else {
-				off = int(local - time.Date(year, time.Month(month), day, hh, mm, ss, 0, tz).Unix())
+				off, exists = zoneOffset(tz, local, year, month, day, hh, mm, ss)
+			}
+			if !exists {
+				return dst, NoLastmod, LastmodNonexistent
 			}
 		}
 		if off%60 != 0 || off > maxOffset || off < -maxOffset {
@@ -286,13 +289,13 @@ type zoneCache struct {
 // offset when local minus that offset falls in the same period; when both
 // fall in the cached period that is the cached offset, and otherwise the
 // answer comes from time.Date, and the period holding local is cached.
-func (z *zoneCache) offset(tz *time.Location, local int64, y, mo, d, h, mi, s int) int {
+func (z *zoneCache) offset(tz *time.Location, local int64, y, mo, d, h, mi, s int) (off int, exists bool) {
 	if z.set && local >= z.start && local < z.end {
 		if utc := local - int64(z.off); utc >= z.start && utc < z.end {
-			return z.off
+			return z.off, true
 		}
 	}
-	off := int(local - time.Date(y, time.Month(mo), d, h, mi, s, 0, tz).Unix())
+	off, exists = zoneOffset(tz, local, y, mo, d, h, mi, s)
 	t := time.Unix(local, 0).In(tz)
 	_, z.off = t.Zone()
 	first, next := t.ZoneBounds()
@@ -303,7 +306,18 @@ func (z *zoneCache) offset(tz *time.Location, local int64, y, mo, d, h, mi, s in
 	if !next.IsZero() {
 		z.end = next.Unix()
 	}
-	return off
+	return off, exists
+}
+
+// zoneOffset returns the offset time.Date gives the wall-clock time
+// y-mo-d h:mi:s in tz (local: its seconds since the epoch read as UTC), and
+// whether that wall-clock time exists: in a gap (spring forward) time.Date
+// moves the clock on, so the instant it picks has another offset.
+func zoneOffset(tz *time.Location, local int64, y, mo, d, h, mi, s int) (off int, exists bool) {
+	utc := time.Date(y, time.Month(mo), d, h, mi, s, 0, tz).Unix()
+	off = int(local - utc)
+	_, at := time.Unix(utc, 0).In(tz).Zone()
+	return off, at == off
 }
 
 // appendUTC writes the instant utc (seconds since the epoch) plus the

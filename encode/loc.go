@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"golang.org/x/net/idna"
 )
 
 const (
 	// maxLoc bounds a loc: it must be shorter than 2,048 bytes once
 	// percent-encoded (before XML escaping), as the protocol asks.
-	maxLoc = 2048
+	maxLoc = protocol.MaxLoc
 	// maxRawLoc bounds the trimmed input: anything longer is TooLong at once.
 	// Only dot segments can make a loc shorter than its input by more than a
 	// few bytes, and no real URL spends 14 KiB on them; the bound keeps a
@@ -636,6 +637,30 @@ func mayHaveDotSegment(p []byte) bool {
 		p = p[i+1:]
 		if p[0] == '.' || len(p) >= 3 && p[0] == '%' && p[1] == '2' && p[2] == 'E' {
 			return true
+		}
+	}
+}
+
+// AppendLocText appends the URL that the <loc> content loc (as AppendLoc
+// writes it) holds: its XML escapes, &amp; and &apos; (the only ones a
+// normalised loc has: other markup characters are percent-encoded), undone.
+func AppendLocText(dst, loc []byte) []byte {
+	for {
+		i := bytes.IndexByte(loc, '&')
+		if i < 0 {
+			return append(dst, loc...)
+		}
+		dst = append(dst, loc[:i]...)
+		switch rest := loc[i:]; {
+		case bytes.HasPrefix(rest, []byte("&amp;")):
+			dst = append(dst, '&')
+			loc = rest[len("&amp;"):]
+		case bytes.HasPrefix(rest, []byte("&apos;")):
+			dst = append(dst, '\'')
+			loc = rest[len("&apos;"):]
+		default:
+			dst = append(dst, '&')
+			loc = rest[1:]
 		}
 	}
 }

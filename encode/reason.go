@@ -72,8 +72,9 @@ const (
 	NewsInvalid            // news lacks a valid publication name, language, publication date (W3C Datetime) or title: news dropped
 	NewsExpired            // news published before the news window (Encoder.SetNewsWindow): news dropped, URL kept
 	NewsFuture             // news published after the news window's end plus NewsSkew: news dropped, URL kept
+	LastmodNonexistent     // a zone-less wall time the zone skips (a daylight-saving gap): it names no instant, dropped
 
-	NumWarnings = 19
+	NumWarnings = 20
 )
 
 var warningNames = [NumWarnings]string{
@@ -96,6 +97,7 @@ var warningNames = [NumWarnings]string{
 	"news_invalid",
 	"news_expired",
 	"news_future",
+	"lastmod_nonexistent",
 }
 
 // WarningName returns the stable name of warning bit i (0 <= i < NumWarnings).

@@ -18,11 +18,16 @@ type Batch struct {
 	Out       []byte   // encoded <url> entries, back to back
 	Ends      []uint32 // Ends[k] is the end offset in Out of accepted entry k
 	EntryLine []int64  // EntryLine[k] is the Line of the row entry k came from
-	NewsOut   []byte   // the rows' separate news entries (encode.Result.NewsAt), back to back
-	NewsEnds  []uint32 // NewsEnds[k] is the end offset in NewsOut of news entry k
-	Rejects   []Reject // rows rejected, in input order
-	Warnings  [numWarnings]int64
-	RejectBuf []byte // owns the raw values of Rejects
+	// EntryLastmod[k] is entry k's encode.Result.LastmodKey, and
+	// EntryNews[k] the index of its news entry in NewsEnds (-1: none):
+	// --sort and --dedup order and choose by them.
+	EntryLastmod []int64
+	EntryNews    []int32
+	NewsOut      []byte   // the rows' separate news entries (encode.Result.NewsAt), back to back
+	NewsEnds     []uint32 // NewsEnds[k] is the end offset in NewsOut of news entry k
+	Rejects      []Reject // rows rejected, in input order
+	Warnings     [numWarnings]int64
+	RejectBuf    []byte // owns the raw values of Rejects
 }
 
 // newBatch returns a Batch sized for about chunk bytes of input, so a run
@@ -33,6 +38,9 @@ func newBatch(chunk int) *Batch {
 		Out:       make([]byte, 0, 2*chunk),
 		Ends:      make([]uint32, 0, rows),
 		EntryLine: make([]int64, 0, rows),
+
+		EntryLastmod: make([]int64, 0, rows),
+		EntryNews:    make([]int32, 0, rows),
 	}
 	b.Grow(chunk)
 	return b
@@ -48,6 +56,8 @@ func (b *Batch) reset() {
 	b.Out = b.Out[:0]
 	b.Ends = b.Ends[:0]
 	b.EntryLine = b.EntryLine[:0]
+	b.EntryLastmod = b.EntryLastmod[:0]
+	b.EntryNews = b.EntryNews[:0]
 	b.NewsOut = b.NewsOut[:0]
 	b.NewsEnds = b.NewsEnds[:0]
 	b.Rejects = b.Rejects[:0]

@@ -294,6 +294,7 @@ func TestEncodeBatchExtensionAllocs(t *testing.T) {
 	enc := encode.NewEncoder(mustScope(t, "https://www.example.com/"), nil)
 	reset := func() {
 		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
+		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
 		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
 	}
 	encodeBatch(enc, b, 1<<20, 1<<20)

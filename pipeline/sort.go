@@ -9,6 +9,19 @@ import (
 // spills a sorted run to disk.
 const DefaultSortMemory = 64 << 20
 
+// TieOrder is Config.Ties: how rows with equal normalised locs are ordered
+// under Sort, and so which one Dedup keeps.
+type TieOrder = extsort.TieOrder
+
+const (
+	// TieContent orders them by content: the newest lastmod first, then
+	// the smallest encoded entry. The output is a function of the rows,
+	// not of their order in the export.
+	TieContent = extsort.TieContent
+	// TieInput keeps them in input order (Dedup keeps the first).
+	TieInput = extsort.TieInput
+)
+
 // SortReport is what --sort did.
 type SortReport struct {
 	Entries    int64 `json:"entries"`
@@ -24,6 +37,7 @@ type sorter struct {
 	s       *extsort.Sorter
 	sources []string // by extsort.Entry.Source
 	source  map[string]uint32
+	joined  []byte // an entry and its news entry, back to back
 }
 
 func newSorter(cfg Config) *sorter {
@@ -32,12 +46,14 @@ func newSorter(cfg Config) *sorter {
 		mem = DefaultSortMemory
 	}
 	return &sorter{
-		s:      extsort.New(extsort.Options{Memory: mem, Dir: cfg.TmpDir, Dedup: cfg.Dedup}),
+		s:      extsort.New(extsort.Options{Memory: mem, Dir: cfg.TmpDir, Dedup: cfg.Dedup, Ties: cfg.Ties}),
 		source: map[string]uint32{},
 	}
 }
 
-// add adds the accepted entries of b.
+// add adds the accepted entries of b, each with its news entry if it has
+// one: the news item goes where its row goes (dropped with a duplicate),
+// and the news sitemaps too are in an order of the rows alone.
 func (st *sorter) add(b *Batch) error {
 	src, ok := st.source[b.Source]
 	if !ok {
@@ -49,7 +65,15 @@ func (st *sorter) add(b *Batch) error {
 	for k, end := range b.Ends {
 		entry := b.Out[start:end]
 		e := extsort.Entry{Data: entry, KeyAt: uint32(len("<url><loc>")), KeyLen: uint32(len(shard.EntryLoc(entry))),
-			Source: src, Line: b.EntryLine[k]}
+			LmKey: b.EntryLastmod[k], Source: src, Line: b.EntryLine[k]}
+		if n := b.EntryNews[k]; n >= 0 {
+			ns := uint32(0)
+			if n > 0 {
+				ns = b.NewsEnds[n-1]
+			}
+			st.joined = append(append(st.joined[:0], entry...), b.NewsOut[ns:b.NewsEnds[n]]...)
+			e.Data, e.Split = st.joined, uint32(len(entry))
+		}
 		if err := st.s.Add(e); err != nil {
 			return err
 		}
@@ -59,16 +83,20 @@ func (st *sorter) add(b *Batch) error {
 }
 
 // drain sorts the entries and hands them to place in loc order, a chunk at
-// a time; with Dedup the repeats go to duplicate instead. It returns how
-// many repeats there were.
-func (st *sorter) drain(place func(*shard.Entries) error, duplicate func(source string, line int64, loc []byte) error) (dups int64, err error) {
+// a time, and their news entries to placeNews; with Dedup the repeats go to
+// duplicate instead. It returns how many repeats there were.
+func (st *sorter) drain(place, placeNews func(*shard.Entries) error, duplicate func(source string, line int64, loc []byte) error) (dups int64, err error) {
 	if err := st.s.Sort(); err != nil {
 		return 0, err
 	}
-	var ents shard.Entries
+	var ents, news shard.Entries
 	flush := func() error {
 		err := place(&ents)
 		ents = shard.Entries{Data: ents.Data[:0], Ends: ents.Ends[:0]}
+		if err == nil && len(news.Ends) > 0 {
+			err = placeNews(&news)
+			news = shard.Entries{Data: news.Data[:0], Ends: news.Ends[:0]}
+		}
 		return err
 	}
 	for st.s.Next() {
@@ -80,7 +108,13 @@ func (st *sorter) drain(place func(*shard.Entries) error, duplicate func(source 
 			}
 			continue
 		}
-		ents.Data = append(ents.Data, e.Data...)
+		data := e.Data
+		if e.Split > 0 {
+			data = e.Data[:e.Split]
+			news.Data = append(news.Data, e.Data[e.Split:]...)
+			news.Ends = append(news.Ends, uint32(len(news.Data)))
+		}
+		ents.Data = append(ents.Data, data...)
 		ents.Ends = append(ents.Ends, uint32(len(ents.Data)))
 		if len(ents.Data) >= 1<<20 {
 			if err := flush(); err != nil {

@@ -29,6 +29,11 @@ import (
 // returns the folder's files and the report.
 func sortRun(t *testing.T, rows []string, dedup bool, rejects *strings.Builder) (map[string][]byte, *Report) {
 	t.Helper()
+	return sortRunTies(t, rows, dedup, TieContent, rejects)
+}
+
+func sortRunTies(t *testing.T, rows []string, dedup bool, ties TieOrder, rejects *strings.Builder) (map[string][]byte, *Report) {
+	t.Helper()
 	in := filepath.Join(t.TempDir(), "in.csv")
 	if err := os.WriteFile(in, []byte("loc,lastmod\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -40,7 +45,7 @@ func sortRun(t *testing.T, rows []string, dedup bool, rejects *strings.Builder) 
 	}
 	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm",
 		MaxURLs: 500, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Cut: shard.CutStable,
-		Sort: true, Dedup: dedup, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+		Sort: true, Dedup: dedup, Ties: ties, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
 	if rejects != nil {
 		cfg.Rejects = rejects
 	}
@@ -78,34 +83,53 @@ func TestSortShuffledIsSorted(t *testing.T) {
 	}
 }
 
-// TestDedup: --dedup keeps the first row of each loc, in input order, and
-// rejects the others as duplicate, with their source and row.
+// TestDedup: --dedup keeps one row of each loc, the newest lastmod
+// (--ties content, the default) or the first in input order (--ties input),
+// and rejects the others as duplicate, with their source and row.
 func TestDedup(t *testing.T) {
 	var rows []string
 	for i := range 3000 {
 		rows = append(rows, fmt.Sprintf("%sp/%d,2024-01-01", testBase, i))
 	}
-	// Rows 3002.. repeat rows 2, 4, 6... with another lastmod: the first wins.
+	// Rows 3002.. repeat rows 2, 4, 6... with a later lastmod.
 	for i := 0; i < 600; i += 2 {
 		rows = append(rows, fmt.Sprintf("%sp/%d,2025-12-31", testBase, i))
 	}
-	var rej strings.Builder
-	files, rep := sortRun(t, rows, true, &rej)
-	if rep.URLs != 3000 || rep.Rejected.ByReason["duplicate"] != 300 || rep.Rows != 3300 || rep.Sort.Duplicates != 300 {
-		t.Fatalf("rows %d urls %d rejected %v sort %+v", rep.Rows, rep.URLs, rep.Rejected.ByReason, rep.Sort)
-	}
-	for n, b := range files {
-		if strings.HasSuffix(n, ".xml.gz") && strings.Contains(gunzip(t, b), "2025-12-31") {
-			t.Errorf("%s holds a later duplicate's lastmod: the first row must win", n)
+	for _, tc := range []struct {
+		ties              TieOrder
+		kept, dropped     string
+		firstRow, lastRow int
+	}{
+		{TieContent, "2025-12-31", "2024-01-01", 2, 600},   // the newest wins: rows 2, 4, ... 600 go
+		{TieInput, "2024-01-01", "2025-12-31", 3002, 3301}, // the first wins: the repeats go
+	} {
+		var rej strings.Builder
+		files, rep := sortRunTies(t, rows, true, tc.ties, &rej)
+		if rep.URLs != 3000 || rep.Rejected.ByReason["duplicate"] != 300 || rep.Rows != 3300 || rep.Sort.Duplicates != 300 {
+			t.Fatalf("ties %d: rows %d urls %d rejected %v sort %+v", tc.ties, rep.Rows, rep.URLs, rep.Rejected.ByReason, rep.Sort)
 		}
-	}
-	recs, err := csv.NewReader(strings.NewReader(rej.String())).ReadAll()
-	if err != nil || len(recs) != 301 {
-		t.Fatalf("rejects: %v, %d records", err, len(recs))
-	}
-	for _, r := range recs[1:] {
-		if row, _ := strconv.Atoi(r[1]); r[2] != "duplicate" || row < 3002 {
-			t.Errorf("reject %q: want a duplicate at row 3002 or later", r)
+		kept := 0
+		for n, b := range files {
+			if !strings.HasSuffix(n, ".xml.gz") {
+				continue
+			}
+			xml := gunzip(t, b)
+			kept += strings.Count(xml, tc.kept)
+			if tc.ties == TieInput && strings.Contains(xml, tc.dropped) {
+				t.Errorf("ties input: %s holds a later duplicate's lastmod: the first row must win", n)
+			}
+		}
+		if want := map[TieOrder]int{TieContent: 300, TieInput: 3000}[tc.ties]; kept != want {
+			t.Errorf("ties %d: %d entries with lastmod %s, want %d", tc.ties, kept, tc.kept, want)
+		}
+		recs, err := csv.NewReader(strings.NewReader(rej.String())).ReadAll()
+		if err != nil || len(recs) != 301 {
+			t.Fatalf("rejects: %v, %d records", err, len(recs))
+		}
+		for _, r := range recs[1:] {
+			if row, _ := strconv.Atoi(r[1]); r[2] != "duplicate" || row < tc.firstRow || row > tc.lastRow {
+				t.Errorf("ties %d: reject %q: want a duplicate at rows %d..%d", tc.ties, r, tc.firstRow, tc.lastRow)
+			}
 		}
 	}
 }

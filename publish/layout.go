@@ -3,8 +3,12 @@ package publish
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
+
+	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // Layout owns every file name of the set with one stem: nothing else makes
@@ -24,24 +28,98 @@ import (
 // lines that name them stay put; they are rewritten in place (and restored
 // if the publish fails). So are the news sitemaps: Google asks that a news
 // sitemap be updated, not replaced by a new one.
+//
+// Every name is told from every other set's: Kind reads a name back exactly,
+// and ValidStem refuses the one kind of stem whose root another set could
+// take for its own file (a stem ending in -index-NNNN). Temporary files
+// carry the whole name they are for (sink.TempOf), so one set's are never
+// another's.
 type Layout struct {
-	stem  string
-	owned *regexp.Regexp
-	shard *regexp.Regexp
-	news  *regexp.Regexp
+	stem string
 }
 
-// NewLayout returns the Layout of the set named stem.
-func NewLayout(stem string) Layout {
-	q := regexp.QuoteMeta(stem)
-	return Layout{stem: stem,
-		// Content-named index names are those of sitemapgen before fixed
-		// index names: still owned, so they are pruned after the grace.
-		owned: regexp.MustCompile(`^(?:` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|` +
-			q + `-index-[0-9]{4,}(?:-[0-9a-f]{10})?\.xml|` + q + `-news-[0-9]{4,}\.xml\.gz|\.` + q + `[-.][^/]*\.tmp)$`),
-		shard: regexp.MustCompile(`^` + q + `-[0-9]{6,}-[0-9a-f]{10}\.xml\.gz$`),
-		news:  regexp.MustCompile(`^` + q + `-news-[0-9]{4,}\.xml\.gz$`),
+// NewLayout returns the Layout of the set named stem (see ValidStem).
+func NewLayout(stem string) Layout { return Layout{stem: stem} }
+
+// The names after "STEM-" of the content files. Content-named index names
+// (-index-0001-HASH.xml) are those of sitemapgen before fixed index names:
+// still read as indexes, so they are pruned after the grace.
+var (
+	shardRest = regexp.MustCompile(`^[0-9]{6,}-[0-9a-f]{10}\.xml\.gz$`)
+	indexRest = regexp.MustCompile(`^index-[0-9]{4,}(?:-[0-9a-f]{10})?\.xml$`)
+	newsRest  = regexp.MustCompile(`^news-[0-9]{4,}\.xml\.gz$`)
+	// badStem: the root STEM.xml of such a stem is an intermediate index's
+	// name of the set named by what comes before -index-.
+	badStem = regexp.MustCompile(`-index-[0-9]{4,}(?:-[0-9a-f]{10})?$`)
+)
+
+// ValidStem reports whether stem can name a set: letters, digits, '-', '_'
+// and '.', not starting with '.', and not ending like an intermediate
+// index's name (-index-0001): the root of "a-index-0001" would be the file
+// a-index-0001.xml, index 1 of set "a", which that set may rewrite or prune.
+func ValidStem(stem string) error {
+	if stem == "" || stem[0] == '.' {
+		return fmt.Errorf("name %q: use letters, digits, '-', '_' and '.', not starting with '.'", stem)
 	}
+	for i := 0; i < len(stem); i++ {
+		c := stem[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("name %q: use letters, digits, '-', '_' and '.', not starting with '.'", stem)
+		}
+	}
+	if m := badStem.FindStringIndex(stem); m != nil {
+		return fmt.Errorf("name %q ends like an intermediate index's name: its root %s.xml is index file %s of set %q; choose another name",
+			stem, stem, stem[m[0]+len("-index-"):], stem[:m[0]])
+	}
+	return nil
+}
+
+// Kind is what a file name is to a set.
+type Kind uint8
+
+// The kinds of names, Foreign for every name the set does not write.
+const (
+	Foreign      Kind = iota // another set's file, or no set's
+	RootFile                 // STEM.xml
+	RobotsFile               // STEM-robots.txt
+	ManifestFile             // STEM.manifest.json
+	LockFile                 // .STEM.lock
+	ShardFile                // STEM-000001-HASH.xml.gz
+	IndexFile                // STEM-index-0001.xml (or an earlier version's STEM-index-0001-HASH.xml)
+	NewsFile                 // STEM-news-0001.xml.gz
+	TempFile                 // a sink's temporary file for one of the names above
+)
+
+// Kind reads name back: which of the set's files it is, or Foreign.
+func (l Layout) Kind(name string) Kind {
+	if target, ok := sink.TempOf(name); ok {
+		if l.Kind(target) != Foreign {
+			return TempFile
+		}
+		return Foreign
+	}
+	switch name {
+	case l.Root():
+		return RootFile
+	case l.Robots():
+		return RobotsFile
+	case l.Manifest():
+		return ManifestFile
+	case l.Lock():
+		return LockFile
+	}
+	rest, ok := strings.CutPrefix(name, l.stem+"-")
+	switch {
+	case !ok:
+		return Foreign
+	case shardRest.MatchString(rest):
+		return ShardFile
+	case indexRest.MatchString(rest):
+		return IndexFile
+	case newsRest.MatchString(rest):
+		return NewsFile
+	}
+	return Foreign
 }
 
 // Stem returns the stem the names start with.
@@ -80,17 +158,23 @@ func pad4(num int) string {
 }
 
 // IsShard reports whether name is a shard's.
-func (l Layout) IsShard(name string) bool { return l.shard.MatchString(name) }
+func (l Layout) IsShard(name string) bool { return l.Kind(name) == ShardFile }
 
 // IsNews reports whether name is a news sitemap's.
-func (l Layout) IsNews(name string) bool { return l.news.MatchString(name) }
+func (l Layout) IsNews(name string) bool { return l.Kind(name) == NewsFile }
 
 // Owned reports whether name is a file a run with this stem writes that no
 // set needs once no kept generation lists it: shards, intermediate indexes,
-// news sitemaps, and the temporary files a sink writes while putting one
-// (sink.Local's .NAME.*.tmp). The root, the robots lines and the manifest
-// are not owned: they are never deleted.
-func (l Layout) Owned(name string) bool { return l.owned.MatchString(name) }
+// news sitemaps, and the temporary files a sink writes while putting any
+// file of the set (sink.TempOf). The root, the robots lines and the
+// manifest are not owned: they are never deleted.
+func (l Layout) Owned(name string) bool {
+	switch l.Kind(name) {
+	case ShardFile, IndexFile, NewsFile, TempFile:
+		return true
+	}
+	return false
+}
 
 func (l Layout) name(kind string, num, width int, sum [sha256.Size]byte, ext string) string {
 	b := make([]byte, 0, len(l.stem)+len(kind)+width+len(ext)+16)

@@ -79,3 +79,56 @@ func TestOwned(t *testing.T) {
 		t.Error("the stem is matched literally, not as a pattern")
 	}
 }
+
+// TestStemsShareAFolder: sets whose stems are prefixes of each other live in
+// one folder; no name one set writes is a name another set reads back as its
+// own (Kind), so no set prunes, validates or cleans up another's files. The
+// root of set "a-index-0001" was index 1 of set "a", which a's cleanup
+// deleted; ".sitemap-products…tmp" matched sitemap's temporary files.
+func TestStemsShareAFolder(t *testing.T) {
+	stems := []string{"a", "a-b", "a-000001", "a-000001-0123456789", "a-index", "a-news", "a-news-0001", "a.b", "a-robots",
+		"sitemap", "sitemap-products", "sitemap-2024", "sitemap-index", "sitemap-index-x", "sitemap.manifest", "sitemap-1"}
+	for _, s := range stems {
+		if err := ValidStem(s); err != nil {
+			t.Fatalf("ValidStem(%q): %v", s, err)
+		}
+	}
+	sum := sha256.Sum256([]byte("x"))
+	names := func(l Layout) map[string]Kind {
+		m := map[string]Kind{
+			l.Root(): RootFile, l.Robots(): RobotsFile, l.Manifest(): ManifestFile, l.Lock(): LockFile,
+			l.Shard(1, sum): ShardFile, l.Shard(1234567, sum): ShardFile, l.Index(1): IndexFile, l.Index(12345): IndexFile,
+			l.Stem() + "-index-0002-0123456789.xml": IndexFile, l.News(1): NewsFile, l.News(12345): NewsFile,
+		}
+		for n, k := range m {
+			if k != LockFile {
+				m["."+n+".1234567.tmp"] = TempFile
+			}
+		}
+		return m
+	}
+	for _, s := range stems {
+		l := NewLayout(s)
+		for n, k := range names(l) {
+			if got := l.Kind(n); got != k {
+				t.Errorf("stem %q: Kind(%q) = %d, want %d", s, n, got, k)
+			}
+			for _, other := range stems {
+				if other == s {
+					continue
+				}
+				if got := NewLayout(other).Kind(n); got != Foreign {
+					t.Errorf("%q, a file of set %q, is of kind %d to set %q", n, s, got, other)
+				}
+			}
+		}
+	}
+	for _, bad := range []string{"a-index-0001", "sitemap-index-12345", "a-index-0001-0123456789", "", ".a", "a/b", "a b"} {
+		if err := ValidStem(bad); err == nil {
+			t.Errorf("ValidStem(%q) = nil, want an error", bad)
+		}
+	}
+	if err := ValidStem("a-index-0001"); err == nil || !strings.Contains(err.Error(), `index file 0001 of set "a"`) {
+		t.Errorf("ValidStem: %v", err)
+	}
+}

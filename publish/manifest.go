@@ -30,7 +30,17 @@ type Manifest struct {
 	Indexes    int          `json:"indexes"`
 	Root       string       `json:"root"`
 	Files      []File       `json:"files"`              // shards in order, news sitemaps, intermediate indexes, root, robots
+	Submit     []string     `json:"submit,omitempty"`   // the URLs the robots lines name
 	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
+}
+
+// Generations returns the generations m describes, newest first: the one
+// published (its Files), then the kept earlier ones. A nil m has none.
+func (m *Manifest) Generations() []Generation {
+	if m == nil {
+		return nil
+	}
+	return append([]Generation{{Generation: m.Generation, Time: m.Time, Files: m.Files}}, m.Previous...)
 }
 
 // File is one file of a generation. Size and SHA256 describe its bytes as

@@ -20,6 +20,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,13 +154,11 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	t.known = t.knownFiles()
 	t.shardOf = t.keptShards()
 	t.dated = map[string]File{}
-	if t.prev != nil {
-		gens := append([]Generation{{Files: t.prev.Files}}, t.prev.Previous...)
-		for i := len(gens) - 1; i >= 0; i-- { // the newest generation wins
-			for _, f := range gens[i].Files {
-				if f.Modified != "" {
-					t.dated[f.Name] = f
-				}
+	gens := t.prev.Generations()
+	for i := len(gens) - 1; i >= 0; i-- { // the newest generation wins
+		for _, f := range gens[i].Files {
+			if f.Modified != "" {
+				t.dated[f.Name] = f
 			}
 		}
 	}
@@ -220,16 +219,12 @@ func (t *Tx) knownFiles() map[string]File {
 	for _, n := range t.before {
 		present[n] = true
 	}
-	add := func(files []File) {
-		for _, f := range files {
+	for _, g := range t.prev.Generations() {
+		for _, f := range g.Files {
 			if present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
 				known[f.Name] = f
 			}
 		}
-	}
-	add(t.prev.Files)
-	for _, g := range t.prev.Previous {
-		add(g.Files)
 	}
 	return known
 }
@@ -240,10 +235,7 @@ func (t *Tx) knownFiles() map[string]File {
 // a given content winning, so the choice is the same on every run.
 func (t *Tx) keptShards() map[string]string {
 	m := map[string]string{}
-	if t.prev == nil {
-		return m
-	}
-	for _, g := range append([]Generation{{Files: t.prev.Files}}, t.prev.Previous...) {
+	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
 			k := contentKey(f.SHA256, f.Size)
 			if _, ok := t.known[f.Name]; ok && t.layout.IsShard(f.Name) && m[k] == "" {
@@ -382,7 +374,7 @@ func (t *Tx) putRoot(ctx context.Context, name string, data []byte) error {
 // Set is what Commit publishes: the shards and news sitemaps already put,
 // in order, and the counts the manifest records.
 type Set struct {
-	Files []File // the shards as stored, in order
+	Shards []File // the shards as stored (PutShard), in order
 	// News are the news sitemaps as stored (PutNews), in order: the indexes
 	// list them after the shards.
 	News []File
@@ -466,15 +458,15 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		return res, err
 	}
 	now := t.start.UTC().Format("2006-01-02T15:04:05Z07:00")
-	files := make([]File, 0, len(set.Files)+len(set.News)+8)
-	listed := make([]shard.Listed, 0, len(set.Files)+len(set.News))
-	for _, f := range append(set.Files[:len(set.Files):len(set.Files)], set.News...) {
+	files := make([]File, 0, len(set.Shards)+len(set.News)+8)
+	listed := make([]shard.Listed, 0, len(set.Shards)+len(set.News))
+	for _, f := range append(set.Shards[:len(set.Shards):len(set.Shards)], set.News...) {
 		f.Modified = t.modified(f, now)
 		files = append(files, f)
 		listed = append(listed, shard.Listed{Name: f.Name, Lastmod: f.Modified})
 		res.Files = append(res.Files, f.Name)
 	}
-	t.compare(res, files[:len(set.Files)])
+	t.compare(res, files[:len(set.Shards)])
 	var indexFiles []File
 	describe := func(num int, data []byte) shard.Listed {
 		f := Describe(t.layout.Index(num), data)
@@ -483,7 +475,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		return shard.Listed{Name: f.Name, Lastmod: f.Modified}
 	}
 	root := t.layout.Root()
-	indexes, err := shard.IndexesHeader(listed, set.Fanout, set.Base, shard.IndexHeaderOf(set.SchemaLocation), describe, root)
+	indexes, err := shard.Indexes(listed, shard.IndexOptions{Fanout: set.Fanout, Base: set.Base, Header: shard.IndexHeaderOf(set.SchemaLocation), Root: root, Describe: describe})
 	if err != nil {
 		return res, err
 	}
@@ -495,16 +487,14 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		}
 	}
 	robotsFile := Describe(t.layout.Robots(), robots)
-	res.RobotsChanged = true
+	// Said only once the new lines are written: a failed run changes no
+	// line an operator should deploy.
+	robotsChanged := true
 	if t.prev != nil {
 		for _, f := range t.prev.Files {
 			if f.Name == robotsFile.Name {
-				res.RobotsChanged = f.SHA256 != robotsFile.SHA256
+				robotsChanged = f.SHA256 != robotsFile.SHA256
 			}
-		}
-		if res.RobotsChanged {
-			t.log.Warn("the Sitemap: lines change: deploy the new robots lines (the number of indexes that list sitemaps changed)",
-				"file", robotsFile.Name, "lines", len(res.Submit))
 		}
 	}
 	// The shards' names must be durable before an index names them.
@@ -526,7 +516,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	}
 	robotsName := robotsFile.Name
 	files = append(files, Describe(root, rootIx.Data), robotsFile)
-	m := t.newManifest(set, files, len(indexes))
+	m := t.newManifest(set, files, len(indexes), res.Submit)
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
@@ -570,15 +560,17 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			ErrPublishedIncomplete, res.Root, robotsName, err)
 	}
 	res.Files = append(res.Files, robotsName, t.layout.Manifest())
+	res.RobotsChanged = robotsChanged
+	if robotsChanged && t.prev != nil {
+		t.log.Warn("the Sitemap: lines changed: deploy the new robots lines ("+robotsChange(t.prev.Submit, res.Submit)+")",
+			"file", robotsName, "lines", len(res.Submit))
+	}
 
 	if t.opt.Switched != nil {
 		t.opt.Switched(ctx, t.prev, m)
 	}
 	keep := map[string]bool{}
-	for _, f := range m.Files {
-		keep[f.Name] = true
-	}
-	for _, g := range m.Previous {
+	for _, g := range m.Generations() {
 		for _, f := range g.Files {
 			keep[f.Name] = true
 		}
@@ -598,18 +590,34 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	return res, nil
 }
 
+// robotsChange says why the robots lines changed, from the URLs the
+// published ones named (nil: a manifest from before they were recorded) and
+// the new ones.
+func robotsChange(was, now []string) string {
+	folder := func(u string) string { return u[:strings.LastIndexByte(u, '/')+1] }
+	switch {
+	case was == nil:
+		return "the published manifest does not record the previous lines"
+	case len(was) != len(now):
+		return fmt.Sprintf("the number of indexes that list sitemaps changed: %d -> %d", len(was), len(now))
+	case len(now) > 0 && folder(was[0]) != folder(now[0]):
+		return fmt.Sprintf("the public URL changed: %s -> %s", folder(was[0]), folder(now[0]))
+	default:
+		return "the index file names changed (--name)"
+	}
+}
+
 // newManifest describes this generation and the earlier ones it keeps.
-func (t *Tx) newManifest(set Set, files []File, indexes int) *Manifest {
+func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
 		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
-		Shards: len(set.Files), News: len(set.News), Indexes: indexes, Root: t.layout.Root(), Files: files,
+		Shards: len(set.Shards), News: len(set.News), Indexes: indexes, Root: t.layout.Root(), Files: files,
+		Submit: submit,
 	}
-	var gens []Generation
+	gens := t.prev.Generations()
 	if t.prev != nil {
 		m.Generation = t.prev.Generation + 1
-		gens = append(gens, Generation{Generation: t.prev.Generation, Time: t.prev.Time, Files: t.prev.Files})
-		gens = append(gens, t.prev.Previous...)
 	} else {
 		// A set published without a manifest (an older sitemapgen, or the
 		// first run): its files are the previous generation, kept likewise.

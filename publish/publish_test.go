@@ -32,7 +32,7 @@ func publishSet(t *testing.T, store sink.Store, keep int, shards ...string) (*Re
 		if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
-		set.Files = append(set.Files, f)
+		set.Shards = append(set.Shards, f)
 		set.URLs++
 	}
 	set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"

@@ -48,7 +48,7 @@ func TestSwitchedSeesThePreviousGeneration(t *testing.T) {
 			if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
 				t.Fatal(err)
 			}
-			set.Files = append(set.Files, f)
+			set.Shards = append(set.Shards, f)
 		}
 		set.URLs, set.Fanout, set.Base = int64(len(shards)), 10, "https://ex.com/"
 		if _, err := tx.Commit(ctx, set); err != nil {

@@ -83,7 +83,7 @@ func TestParseCutMode(t *testing.T) {
 	if _, err := ParseCutMode("Stable"); err == nil {
 		t.Error("ParseCutMode accepts Stable")
 	}
-	if NewCutterMode(10, 1<<20, Header, CutStable).Mode() != CutStable || NewCutter(10, 1<<20).Mode() != CutTight {
+	if mustCutter(CutterOptions{MaxURLs: 10, MaxBytes: 1 << 20, Header: Header, Mode: CutStable}).Mode() != CutStable || mustCutter(CutterOptions{MaxURLs: 10, MaxBytes: 1 << 20}).Mode() != CutTight {
 		t.Error("Mode does not report the constructor's mode")
 	}
 }
@@ -108,7 +108,7 @@ func TestCurveCheck(t *testing.T) {
 		if err := tc.cv.Check(); (err == nil) != tc.ok {
 			t.Errorf("%+v.Check() = %v, want ok %v", tc.cv, err, tc.ok)
 		}
-		if _, err := NewStableCutter(100, 1<<20, Header, tc.cv); (err == nil) != tc.ok {
+		if _, err := NewCutter(CutterOptions{MaxURLs: 100, MaxBytes: 1 << 20, Header: Header, Mode: CutStable, Curve: &tc.cv}); (err == nil) != tc.ok {
 			t.Errorf("NewStableCutter(%+v) = %v, want ok %v", tc.cv, err, tc.ok)
 		}
 	}
@@ -259,8 +259,8 @@ func TestStableProperty(t *testing.T) {
 			entries = append(entries, locEntry(rng, n))
 		}
 		bs := batches(rng, entries)
-		one, _ := NewStableCutter(maxURLs, maxBytes, Header, cv)
-		run, _ := NewStableCutter(maxURLs, maxBytes, Header, cv)
+		one, _ := NewCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes, Header: Header, Mode: CutStable, Curve: &cv})
+		run, _ := NewCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes, Header: Header, Mode: CutStable, Curve: &cv})
 		want, got := cutAdd(one, bs), cutEntries(run, bs)
 		what := fmt.Sprintf("seed %d (%d URLs, %d bytes, curve %v)", seed, maxURLs, maxBytes, cv)
 		checkStable(t, what+" Add", want, entries, maxURLs, maxBytes, cv)
@@ -281,13 +281,13 @@ func TestStableProperty(t *testing.T) {
 func TestStableByteLimit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const maxBytes = 4096
-	c := NewCutterMode(50000, maxBytes, Header, CutStable)
+	c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: maxBytes, Header: Header, Mode: CutStable})
 	for _, n := range []int{c.MaxEntry(), c.MaxEntry() - 1, c.MaxEntry()/2 + 1} {
 		var entries [][]byte
 		for range 50 {
 			entries = append(entries, locEntry(rng, n))
 		}
-		shards := cutEntries(NewCutterMode(50000, maxBytes, Header, CutStable), batches(rng, entries))
+		shards := cutEntries(mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: maxBytes, Header: Header, Mode: CutStable}), batches(rng, entries))
 		checkStable(t, fmt.Sprintf("%d-byte entries", n), shards, entries, 50000, maxBytes, DefaultCurve)
 		if len(shards) != len(entries) {
 			t.Errorf("%d-byte entries: %d shards, want one per entry", n, len(shards))
@@ -307,7 +307,7 @@ func TestStableFill(t *testing.T) {
 	for range 400_000 {
 		entries = append(entries, locEntry(rng, 40+rng.IntN(60)))
 	}
-	shards := cutEntries(NewCutterMode(maxURLs, 10485760, Header, CutStable), batches(rng, entries))
+	shards := cutEntries(mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: 10485760, Header: Header, Mode: CutStable}), batches(rng, entries))
 	var fills []float64
 	atMax := 0
 	for _, s := range shards[:len(shards)-1] {
@@ -378,8 +378,8 @@ func TestStableResync(t *testing.T) {
 		}
 		pa, pb := prefix(a), prefix(b)
 		for _, mode := range []CutMode{CutStable, CutTight} {
-			ba := rel(boundaries(NewCutterMode(maxURLs, 1<<20, Header, mode), pa), a)
-			bb := rel(boundaries(NewCutterMode(maxURLs, 1<<20, Header, mode), pb), b)
+			ba := rel(boundaries(mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: 1 << 20, Header: Header, Mode: mode}), pa), a)
+			bb := rel(boundaries(mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: 1 << 20, Header: Header, Mode: mode}), pb), b)
 			common := -1
 			for i, x := range ba {
 				if _, ok := slices.BinarySearch(bb, x); ok && x < len(tail) {
@@ -426,7 +426,7 @@ func rel(b []int, n int) []int {
 // hashing and cutting included, with Add and with AddEntries.
 func TestStableAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	c := NewCutterMode(500, 64<<10, Header, CutStable)
+	c := mustCutter(CutterOptions{MaxURLs: 500, MaxBytes: 64 << 10, Header: Header, Mode: CutStable})
 	e := locEntry(rng, 150)
 	for range 5000 {
 		if s := c.Add(e); s != nil {
@@ -483,7 +483,7 @@ func BenchmarkCutterModes(b *testing.B) {
 	e := realisticEntries(6000)
 	for _, mode := range []CutMode{CutTight, CutStable} {
 		b.Run(mode.String(), func(b *testing.B) {
-			c := NewCutterMode(50000, 10485760, Header, mode)
+			c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 10485760, Header: Header, Mode: mode})
 			b.SetBytes(int64(len(e.Data)))
 			b.ReportAllocs()
 			for b.Loop() {

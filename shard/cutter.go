@@ -84,37 +84,35 @@ type Cutter struct {
 // caller recycles every shard.
 func (c *Cutter) Buffers() int { return c.buffers }
 
-// NewCutter returns a Cutter for the given limits whose shards start with
-// Header. maxBytes must leave room for Header and Footer.
-func NewCutter(maxURLs, maxBytes int) *Cutter {
-	return NewCutterHeader(maxURLs, maxBytes, Header)
+// CutterOptions configure a Cutter.
+type CutterOptions struct {
+	MaxURLs  int // entries per sitemap
+	MaxBytes int // bytes per sitemap, whole file: room for Header, Footer and at least one entry
+	// Header starts every sitemap (URLSetHeader, URLSetHeaderSchema); its
+	// bytes count towards MaxBytes. "" is Header.
+	Header string
+	Mode   CutMode // CutTight (the zero value) or CutStable
+	// Curve is where CutStable cuts (nil: DefaultCurve).
+	Curve *Curve
 }
 
-// NewCutterHeader returns a Cutter for the given limits whose shards start
-// with header (see URLSetHeader); its bytes count towards maxBytes, which
-// must leave room for it and Footer.
-func NewCutterHeader(maxURLs, maxBytes int, header string) *Cutter {
-	return &Cutter{header: header, maxURLs: maxURLs, maxBytes: maxBytes, free: make(chan *Sitemap, 16)}
-}
-
-// NewCutterMode returns a Cutter like NewCutterHeader whose cuts follow
-// mode: CutTight as NewCutterHeader, CutStable with DefaultCurve.
-func NewCutterMode(maxURLs, maxBytes int, header string, mode CutMode) *Cutter {
-	c := NewCutterHeader(maxURLs, maxBytes, header)
-	if mode == CutStable {
-		c.stable = newStable(DefaultCurve, maxURLs, maxBytes)
+// NewCutter returns a Cutter with the options o. It fails only on a Curve
+// that Check refuses.
+func NewCutter(o CutterOptions) (*Cutter, error) {
+	if o.Header == "" {
+		o.Header = Header
 	}
-	return c
-}
-
-// NewStableCutter returns a CutStable Cutter like NewCutterHeader whose
-// content-defined cuts follow cv.
-func NewStableCutter(maxURLs, maxBytes int, header string, cv Curve) (*Cutter, error) {
-	if err := cv.Check(); err != nil {
-		return nil, err
+	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: make(chan *Sitemap, 16)}
+	if o.Mode == CutStable {
+		cv := DefaultCurve
+		if o.Curve != nil {
+			if err := o.Curve.Check(); err != nil {
+				return nil, err
+			}
+			cv = *o.Curve
+		}
+		c.stable = newStable(cv, o.MaxURLs, o.MaxBytes)
 	}
-	c := NewCutterHeader(maxURLs, maxBytes, header)
-	c.stable = newStable(cv, maxURLs, maxBytes)
 	return c, nil
 }
 

@@ -21,7 +21,7 @@ func TestCutterExactFit(t *testing.T) {
 	const e = 100
 	for _, slack := range []int{0, -1} {
 		max := len(Header) + len(Footer) + 3*e + slack
-		c := NewCutter(50000, max)
+		c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: max})
 		var shards []*Sitemap
 		for i := range 7 {
 			if s := c.Add(entry(e, 'a'+byte(i))); s != nil {
@@ -51,7 +51,7 @@ func TestCutterProperty(t *testing.T) {
 		maxURLs := 1 + rng.IntN(60)
 		maxEntry := 1 + rng.IntN(200)
 		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
-		c := NewCutter(maxURLs, maxBytes)
+		c := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
 		var in, out []byte
 		var shards []*Sitemap
 		keep := func(s *Sitemap) {
@@ -92,7 +92,7 @@ func TestCutterProperty(t *testing.T) {
 // TestCutterAllocs: placing an entry allocates nothing, cutting included,
 // once recycled shards are available.
 func TestCutterAllocs(t *testing.T) {
-	c := NewCutter(50000, 64<<10)
+	c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 64 << 10})
 	e := entry(200, 'x')
 	for range 2000 { // warm up: grow and recycle a few shards
 		if s := c.Add(e); s != nil {
@@ -110,7 +110,7 @@ func TestCutterAllocs(t *testing.T) {
 }
 
 func BenchmarkCutterAdd(b *testing.B) {
-	c := NewCutter(50000, 10485760)
+	c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 10485760})
 	e := entry(190, 'x')
 	b.SetBytes(int64(len(e)))
 	b.ReportAllocs()
@@ -122,7 +122,7 @@ func BenchmarkCutterAdd(b *testing.B) {
 }
 
 func ExampleCutter() {
-	c := NewCutter(2, 1<<20)
+	c := mustCutter(CutterOptions{MaxURLs: 2, MaxBytes: 1 << 20})
 	for _, loc := range []string{"a", "b", "c"} {
 		if s := c.Add(fmt.Appendf(nil, "<url><loc>https://example.com/%s</loc></url>\n", loc)); s != nil {
 			fmt.Println("shard", s.Num, s.URLs, "URLs")
@@ -154,7 +154,7 @@ func TestCutterHeaderCounts(t *testing.T) {
 		header string
 		want   int
 	}{{h, 3}, {h[:len(h)-1] + " >\n", 2}} {
-		c := NewCutterHeader(50000, max, tc.header)
+		c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: max, Header: tc.header})
 		if c.MaxEntry() != max-len(tc.header)-len(Footer) {
 			t.Errorf("MaxEntry %d ignores the header", c.MaxEntry())
 		}
@@ -181,7 +181,7 @@ func TestCutterAddEntries(t *testing.T) {
 		if seed%10 == 0 {
 			maxBytes = len(Header) + len(Footer) + maxEntry // one long entry per shard
 		}
-		one, run := NewCutter(maxURLs, maxBytes), NewCutter(maxURLs, maxBytes)
+		one, run := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes}), mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
 		type cut struct {
 			num, urls int
 			data      string
@@ -224,7 +224,7 @@ func TestCutterAddEntries(t *testing.T) {
 }
 
 func BenchmarkCutterAddEntries(b *testing.B) {
-	c := NewCutter(50000, 10485760)
+	c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 10485760})
 	var e Entries
 	for range 6000 {
 		e.Data = append(e.Data, entry(190, 'x')...)
@@ -241,4 +241,13 @@ func BenchmarkCutterAddEntries(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(e.Ends)), "ns/entry")
+}
+
+// mustCutter is NewCutter for options the test knows are valid.
+func mustCutter(o CutterOptions) *Cutter {
+	c, err := NewCutter(o)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

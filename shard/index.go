@@ -46,20 +46,28 @@ type Index struct {
 // ErrFanout reports a fanout too small to ever reach a single root.
 var ErrFanout = errors.New("index fanout 1 cannot list more than one sitemap")
 
-// Indexes builds the index files that list sitemaps, at most fanout entries
-// each: one root named root when fanout allows, otherwise levels of
-// intermediate indexes with the root above them; describe names and dates
-// intermediate index num (numbered from 1) given its bytes. The <loc>s are
-// base, the public folder URL, followed by the names. The result is in
-// publishing order: deepest level first, root last.
-func Indexes(sitemaps []Listed, fanout int, base string, describe func(num int, data []byte) Listed, root string) ([]Index, error) {
-	return IndexesHeader(sitemaps, fanout, base, IndexHeader, describe, root)
+// IndexOptions configure Indexes.
+type IndexOptions struct {
+	Fanout int    // entries per index, at least 1
+	Base   string // the public folder URL: a <loc> is Base followed by a file name
+	// Header starts every index, root and intermediate (IndexHeaderOf):
+	// with IndexHeaderSchema they declare siteindex.xsd. "" is IndexHeader.
+	Header string
+	Root   string // the root index's name
+	// Describe names and dates intermediate index num (numbered from 1)
+	// given its bytes.
+	Describe func(num int, data []byte) Listed
 }
 
-// IndexesHeader is Indexes whose files start with header (IndexHeaderOf):
-// with IndexHeaderSchema, every index, root and intermediate, declares the
-// schema location of siteindex.xsd.
-func IndexesHeader(sitemaps []Listed, fanout int, base, header string, describe func(num int, data []byte) Listed, root string) ([]Index, error) {
+// Indexes builds the index files that list sitemaps, at most o.Fanout
+// entries each: one root named o.Root when the fanout allows, otherwise
+// levels of intermediate indexes with the root above them. The result is in
+// publishing order: deepest level first, root last.
+func Indexes(sitemaps []Listed, o IndexOptions) ([]Index, error) {
+	fanout, base, header, describe, root := o.Fanout, o.Base, o.Header, o.Describe, o.Root
+	if header == "" {
+		header = IndexHeader
+	}
 	if len(sitemaps) == 0 {
 		return nil, errors.New("no sitemaps to index")
 	}

@@ -40,7 +40,7 @@ func TestIndexesNesting(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d/%d", tc.shards, tc.fanout), func(t *testing.T) {
 			shards := listed(tc.shards)
-			ixs, err := Indexes(shards, tc.fanout, "https://ex.com/", indexName, "s.xml")
+			ixs, err := Indexes(shards, IndexOptions{Fanout: tc.fanout, Base: "https://ex.com/", Describe: indexName, Root: "s.xml"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestIndexesNesting(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Indexes(listed(2), 1, "https://ex.com/", indexName, "s.xml"); !errors.Is(err, ErrFanout) {
+	if _, err := Indexes(listed(2), IndexOptions{Fanout: 1, Base: "https://ex.com/", Describe: indexName, Root: "s.xml"}); !errors.Is(err, ErrFanout) {
 		t.Fatalf("fanout 1 with 2 shards: %v", err)
 	}
 }
@@ -88,7 +88,7 @@ func TestIndexesLastmod(t *testing.T) {
 	ls := listed(4)
 	ls[0].Lastmod = "2024-01-10"
 	ls[1].Lastmod = "2024-01-30T10:00:00+02:00"
-	ixs, err := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
+	ixs, err := Indexes(ls, IndexOptions{Fanout: 2, Base: "https://ex.com/a&b/", Describe: indexName, Root: "s.xml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestIndexesLastmod(t *testing.T) {
 	if !strings.Contains(first, "https://ex.com/a&amp;b/s-000001") {
 		t.Errorf("index locs not escaped:\n%s", first)
 	}
-	again, _ := Indexes(ls, 2, "https://ex.com/a&b/", indexName, "s.xml")
+	again, _ := Indexes(ls, IndexOptions{Fanout: 2, Base: "https://ex.com/a&b/", Describe: indexName, Root: "s.xml"})
 	for i := range ixs {
 		if ixs[i].Name != again[i].Name || !bytes.Equal(ixs[i].Data, again[i].Data) {
 			t.Fatalf("Indexes is not deterministic")

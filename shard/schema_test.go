@@ -59,7 +59,7 @@ func TestSchemaHeaderValid(t *testing.T) {
 			if loc != strings.Contains(h, `xsi:schemaLocation="`+SitemapSchemaLocation) {
 				t.Fatalf("ns %05b, location %v: header %s", ns, loc, h)
 			}
-			c := NewCutterHeader(50000, 1<<20, h)
+			c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 1 << 20, Header: h})
 			for i := range 3 {
 				c.Add(extEntry(i, ns))
 			}
@@ -67,7 +67,7 @@ func TestSchemaHeaderValid(t *testing.T) {
 			xmltest.Validate(t, fmt.Sprintf("urlset ns=%05b location=%v", ns, loc), s.Data)
 		}
 	}
-	ix, err := Indexes([]Listed{{Name: "a.xml"}}, 10, "https://example.com/", nil, "root.xml")
+	ix, err := Indexes([]Listed{{Name: "a.xml"}}, IndexOptions{Fanout: 10, Base: "https://example.com/", Describe: nil, Root: "root.xml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 		maxURLs := 1 + rng.IntN(60)
 		maxEntry := 1 + rng.IntN(200)
 		maxBytes := len(h) + len(Footer) + maxEntry + rng.IntN(2000)
-		c := NewCutterHeader(maxURLs, maxBytes, h)
+		c := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes, Header: h})
 		if c.MaxEntry() != maxBytes-len(h)-len(Footer) {
 			t.Fatalf("seed %d: MaxEntry %d ignores the header", seed, c.MaxEntry())
 		}
@@ -192,7 +192,7 @@ func TestSchemaHeaderLimitProperty(t *testing.T) {
 	const e = 100
 	for _, slack := range []int{0, -1} {
 		max := len(h) + len(Footer) + 3*e + slack
-		c := NewCutterHeader(50000, max, h)
+		c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: max, Header: h})
 		var first *Sitemap
 		for i := range 4 {
 			if s := c.Add(entry(e, 'a'+byte(i))); s != nil && first == nil {

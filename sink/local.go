@@ -28,6 +28,30 @@ func NewLocal(dir string) (*Local, error) {
 // milliseconds, so more would only hold more files in memory.
 const LocalConnections = 2
 
+// tempSuffix ends the temporary file Put writes first: .NAME.DIGITS.tmp.
+const tempSuffix = ".tmp"
+
+// TempOf returns the name a temporary file of Put is for, and whether tmp is
+// one: ".NAME.DIGITS.tmp" (os.CreateTemp's random part is decimal digits).
+// The whole name is kept, so the temporary files of one name are told apart
+// from those of every other name, prefixes included.
+func TempOf(tmp string) (name string, ok bool) {
+	rest, ok := strings.CutSuffix(tmp, tempSuffix)
+	if !ok || len(rest) < 2 || rest[0] != '.' {
+		return "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i <= 1 || i == len(rest)-1 {
+		return "", false
+	}
+	for _, c := range rest[i+1:] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return rest[1:i], true
+}
+
 // Connections returns LocalConnections.
 func (l *Local) Connections() int { return LocalConnections }
 
@@ -42,7 +66,7 @@ func (l *Local) Put(ctx context.Context, name string, data []byte) (err error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return fmt.Errorf("put %q: not a plain file name", name)
 	}
-	f, err := os.CreateTemp(l.dir, "."+name+".*.tmp")
+	f, err := os.CreateTemp(l.dir, "."+name+".*"+tempSuffix)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", name, err)
 	}

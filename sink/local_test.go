@@ -46,3 +46,24 @@ func TestLocalPut(t *testing.T) {
 		t.Errorf("Delete of a missing file: %v", err)
 	}
 }
+
+// TestTempOf: the temporary files Put writes name the whole file they are
+// for, and nothing else reads as one.
+func TestTempOf(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"sitemap.xml", "sitemap-products-000001-0123456789.xml.gz", "a.b"} {
+		f, err := os.CreateTemp(dir, "."+name+".*"+tempSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got, ok := TempOf(filepath.Base(f.Name())); !ok || got != name {
+			t.Errorf("TempOf(%q) = %q, %v; want %q", filepath.Base(f.Name()), got, ok, name)
+		}
+	}
+	for _, bad := range []string{"sitemap.xml", ".sitemap.xml.tmp", ".sitemap.xml.12a.tmp", "sitemap.xml.12.tmp", "..1.tmp", ".x..tmp", ".tmp"} {
+		if got, ok := TempOf(bad); ok {
+			t.Errorf("TempOf(%q) = %q, true; want false", bad, got)
+		}
+	}
+}

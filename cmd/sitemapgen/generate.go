@@ -23,6 +23,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/indexnow"
 	"github.com/sitemapgen/sitemapgen/internal/metrics"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/internal/runlog"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
@@ -69,7 +70,7 @@ type generateFlags struct {
 
 	s3Endpoint, cacheControl, maxShrink string
 	lockTTL                             time.Duration
-	now, cut, tmp                       string
+	now, cut, tmp, ties                 string
 	sort, dedup, schemaLocation         bool
 	s3PathStyle, force, dryRun          bool
 	requireSuccess                      bool
@@ -97,16 +98,16 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the files will be served from; index <loc>s are built from it (required)")
 	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: --public-url)")
 	fs.StringVar(&f.out, "out", "sitemaps", "output: a local folder or s3://bucket/prefix")
-	fs.IntVar(&f.maxURLs, "max-urls", 50000, "URLs per sitemap file, 1..50000")
-	fs.IntVar(&f.maxBytes, "max-bytes", 10485760, "uncompressed bytes per sitemap file, whole file, 4096..52428800")
-	fs.IntVar(&f.fanout, "index-fanout", 1000, "sitemaps per index file, 1..50000")
+	fs.IntVar(&f.maxURLs, "max-urls", protocol.MaxURLs, fmt.Sprintf("URLs per sitemap file, 1..%d", protocol.MaxURLs))
+	fs.IntVar(&f.maxBytes, "max-bytes", protocol.DefaultMaxBytes, fmt.Sprintf("uncompressed bytes per sitemap file, whole file, %d..%d", protocol.MinMaxBytes, protocol.MaxFileBytes))
+	fs.IntVar(&f.fanout, "index-fanout", protocol.DefaultFanout, fmt.Sprintf("sitemaps per index file, 1..%d", protocol.MaxIndexEntries))
 	fs.IntVar(&f.maxNewsURLs, "max-news-urls", pipeline.MaxNewsURLs, "URLs per news sitemap, 1..1000 (rows with news columns also go, without the news item, to the regular sitemaps)")
 	fs.DurationVar(&f.newsWindow, "news-window", pipeline.DefaultNewsWindow, "news items published longer ago than this (against --now or the clock) are left out of the news sitemaps; the URL stays")
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem")
 	fs.StringVar(&f.report, "report", "", "write a JSON run report to this file")
 	fs.StringVar(&f.rejects, "rejects", "", "write every rejected row (source,row,reason,value) to this CSV file")
 	fs.StringVar(&f.hreflangReport, "hreflang-report", "", "write every hreflang alternate Google would ignore across the set (page,hreflang,target,problem,missing) to this CSV file")
-	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines")
+	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "encoding goroutines (0: one per core)")
 	fs.IntVar(&f.gzipLevel, "gzip-level", 6, "gzip compression level, 1 (fastest) ..9 (smallest)")
 	fs.StringVar(&f.lastmodTZ, "lastmod-tz", "UTC", "time zone (IANA name) of lastmod datetimes that carry none")
 	fs.StringVar(&f.mediaQuery, "media-query", encode.DefaultMediaQuery, "media attribute of the xhtml:link written for a media-alternate column")
@@ -121,7 +122,8 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
 	fs.StringVar(&f.cut, "cut", "stable", "where shards end: stable (content-defined: the same URLs give the same shards night after night) or tight (packed to the limits)")
 	fs.BoolVar(&f.sort, "sort", false, "order the URLs by their normalised loc before cutting (external sort in bounded memory), so an export in no stable order gives stable shards")
-	fs.BoolVar(&f.dedup, "dedup", false, "keep the first row of each normalised loc, reject the others as duplicate (implies --sort)")
+	fs.BoolVar(&f.dedup, "dedup", false, "keep one row of each normalised loc (the first in --ties order), reject the others as duplicate (implies --sort)")
+	fs.StringVar(&f.ties, "ties", "content", "order of rows with equal locs under --sort, and so the row --dedup keeps: content (the newest lastmod, then the smallest entry: the output depends on the rows, not on their order) or input (input order: the first row)")
 	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
@@ -330,14 +332,14 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.publicURL == "" {
 		return cfg, closeOut, usageError{errors.New("--public-url is required")}
 	}
-	pub, err := encode.ParseScope(f.publicURL)
+	pub, err := urlFlag("public-url", f.publicURL)
 	if err != nil {
-		return cfg, closeOut, usageError{fmt.Errorf("--public-url: %w", err)}
+		return cfg, closeOut, err
 	}
 	scope := pub
 	if f.scope != "" {
-		if scope, err = encode.ParseScope(f.scope); err != nil {
-			return cfg, closeOut, usageError{fmt.Errorf("--scope: %w", err)}
+		if scope, err = urlFlag("scope", f.scope); err != nil {
+			return cfg, closeOut, err
 		}
 	}
 	tz, err := time.LoadLocation(f.lastmodTZ)
@@ -364,28 +366,46 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
 		return cfg, closeOut, usageError{fmt.Errorf("--cut: %w", err)}
 	}
+	switch f.ties {
+	case "content":
+		cfg.Ties = pipeline.TieContent
+	case "input":
+		cfg.Ties = pipeline.TieInput
+	default:
+		return cfg, closeOut, usageError{fmt.Errorf("--ties %q: use content or input", f.ties)}
+	}
 	if f.now != "" {
 		if cfg.Now, err = time.Parse(time.RFC3339, f.now); err != nil {
 			return cfg, closeOut, usageError{fmt.Errorf("--now: %w", err)}
 		}
+		if cfg.Now.IsZero() {
+			// The run would read it as "not set" and take the clock.
+			return cfg, closeOut, usageError{fmt.Errorf("--now %s: the zero time is not a run's time; leave --now out to use the clock", f.now)}
+		}
 	}
+	if f.tmp != "" {
+		// Found now, not at the first spill a few hundred thousand rows in.
+		if err := writableDir(f.tmp); err != nil {
+			return cfg, closeOut, usageError{fmt.Errorf("--tmp: %w", err)}
+		}
+	}
+	// pipeline.Config's zero means its default; these flags' zero is a
+	// value, and not one they take. The ranges are Config.Validate's.
 	switch {
-	case f.maxNewsURLs < 1 || f.maxNewsURLs > pipeline.MaxNewsURLs:
-		return cfg, closeOut, usageError{fmt.Errorf("--max-news-urls %d: must be 1..%d", f.maxNewsURLs, pipeline.MaxNewsURLs)}
-	case f.newsWindow <= 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--news-window %v: must be positive", f.newsWindow)}
-	case f.lockTTL < time.Second:
-		return cfg, closeOut, usageError{fmt.Errorf("--lock-ttl %v: must be at least 1s", f.lockTTL)}
-	case f.workers < 1:
-		return cfg, closeOut, usageError{fmt.Errorf("--workers %d: must be at least 1", f.workers)}
-	case f.uploads < 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--uploads %d: must be 0 (automatic) or more", f.uploads)}
-	case f.keepGens < 0:
-		return cfg, closeOut, usageError{fmt.Errorf("--keep-generations %d: must be 0 or more", f.keepGens)}
+	case f.maxNewsURLs == 0:
+		return cfg, closeOut, usageError{fmt.Errorf("--max-news-urls 0: must be 1..%d", pipeline.MaxNewsURLs)}
+	case f.newsWindow == 0:
+		return cfg, closeOut, usageError{errors.New("--news-window 0s: must be positive")}
+	case f.lockTTL == 0:
+		return cfg, closeOut, usageError{errors.New("--lock-ttl 0s: must be at least 1s")}
 	case f.s3PartSize < 5:
 		return cfg, closeOut, usageError{fmt.Errorf("--s3-part-size %d: must be at least 5 (MiB)", f.s3PartSize)}
 	}
 	if err := cfg.Validate(); err != nil {
+		var ce *pipeline.ConfigError
+		if errors.As(err, &ce) && configFlags[ce.Field] != "" {
+			err = fmt.Errorf("--%s %v: %s", configFlags[ce.Field], ce.Value, ce.Rule)
+		}
 		return cfg, closeOut, usageError{err}
 	}
 	if f.out == "" {
@@ -578,4 +598,42 @@ func cancelable(ctx context.Context, r io.Reader) io.Reader {
 	}()
 	context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
 	return pr
+}
+
+// urlFlag parses the value of the URL flag --name as a folder URL (a scope),
+// or returns a usage error naming the flag, not "scope".
+func urlFlag(name, value string) (*encode.Scope, error) {
+	s, err := encode.ParseScope(value)
+	var se *encode.ScopeError
+	if errors.As(err, &se) {
+		return nil, usageError{fmt.Errorf("--%s %q: %s", name, se.URL, se.Why)}
+	}
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%s: %w", name, err)}
+	}
+	return s, nil
+}
+
+// writableDir checks that dir is a folder a file can be created in.
+func writableDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	f, err := os.CreateTemp(dir, ".sitemapgen-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot create files in it: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// configFlags names the flag of each pipeline.Config field it sets.
+var configFlags = map[string]string{
+	"MaxURLs": "max-urls", "MaxBytes": "max-bytes", "Fanout": "index-fanout", "MaxNewsURLs": "max-news-urls",
+	"NewsWindow": "news-window", "GzipLevel": "gzip-level", "KeepGenerations": "keep-generations",
+	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl",
 }

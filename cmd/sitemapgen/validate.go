@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/check"
-	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -112,6 +111,13 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, p)
 	}
 	summarize(stderr, files.String(), rep)
+	if n := len(rep.Leftovers); n > 0 {
+		names := strings.Join(rep.Leftovers[:min(n, 5)], ", ")
+		if n > 5 {
+			names += ", …"
+		}
+		fmt.Fprintf(stderr, "warning: %d file(s) named as this set's sitemaps that nothing lists (a failed run's uploads; the next generate run deletes them): %s\n", n, names)
+	}
 	if f.report != "" {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err == nil {
@@ -172,13 +178,13 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 	opt.MaxProblems, opt.Workers, opt.TempDir, opt.NoFollow = f.maxProblems, f.workers, f.tmp, f.noFollow
 	var err error
 	if f.publicURL != "" {
-		if opt.PublicURL, err = encode.ParseScope(f.publicURL); err != nil {
-			return nil, "", opt, usageError{fmt.Errorf("--public-url: %w", err)}
+		if opt.PublicURL, err = urlFlag("public-url", f.publicURL); err != nil {
+			return nil, "", opt, err
 		}
 	}
 	if f.scope != "" {
-		if opt.Scope, err = encode.ParseScope(f.scope); err != nil {
-			return nil, "", opt, usageError{fmt.Errorf("--scope: %w", err)}
+		if opt.Scope, err = urlFlag("scope", f.scope); err != nil {
+			return nil, "", opt, err
 		}
 	}
 	if strings.HasPrefix(rootArg, "http://") || strings.HasPrefix(rootArg, "https://") {

@@ -24,7 +24,7 @@ func Example() {
 	if err := s.Sort(); err != nil {
 		log.Fatal(err)
 	}
-	c := shard.NewCutterMode(2, 1<<20, shard.Header, shard.CutTight)
+	c, _ := shard.NewCutter(shard.CutterOptions{MaxURLs: 2, MaxBytes: 1 << 20})
 	var batch shard.Entries
 	flush := func() {
 		for k := 0; k < len(batch.Ends); {

@@ -39,7 +39,7 @@ func FuzzRunReader(f *testing.F) {
 				return
 			}
 			e := r.cur
-			if n++; n > count || len(e.Data) > most || int(e.KeyAt)+int(e.KeyLen) > len(e.Data) || int(e.LmAt)+int(e.LmLen) > len(e.Data) {
+			if n++; n > count || len(e.Data) > most || int(e.KeyAt)+int(e.KeyLen) > len(e.Data) || int(e.LmAt)+int(e.LmLen) > len(e.Data) || int(e.Split) > len(e.Data) {
 				t.Fatalf("record %d: %+v outside the run's limits (%d records, %d bytes)", n, e, count, most)
 			}
 			_ = e.Key()
@@ -86,7 +86,7 @@ func FuzzRecordParse(f *testing.F) {
 			}
 			a, c := fast.cur, slow.cur
 			if !bytes.Equal(a.Data, c.Data) || a.KeyAt != c.KeyAt || a.KeyLen != c.KeyLen || a.LmKey != c.LmKey ||
-				a.LmAt != c.LmAt || a.LmLen != c.LmLen || a.Source != c.Source || a.Line != c.Line {
+				a.LmAt != c.LmAt || a.LmLen != c.LmLen || a.Split != c.Split || a.Source != c.Source || a.Line != c.Line {
 				t.Fatalf("record %d: in place %+v, field by field %+v", k, a, c)
 			}
 		}

@@ -52,15 +52,17 @@ func (c *cursor) prefix() {
 
 func (c *cursor) entry() *Entry { return &c.e }
 
-// merger is a k-way merge of cursors: a binary min-heap by (key, order).
+// merger is a k-way merge of cursors: a binary min-heap by (key, the tie
+// order, input order).
 // The cursor last returned is advanced on the next call, so the entry it
 // returned stays valid until then.
 type merger struct {
 	h       []*cursor
 	pending *cursor
+	ties    TieOrder
 }
 
-func less(a, b *cursor) bool {
+func (m *merger) less(a, b *cursor) bool {
 	if a.k0 != b.k0 {
 		return a.k0 < b.k0
 	}
@@ -69,6 +71,11 @@ func less(a, b *cursor) bool {
 	}
 	if c := bytes.Compare(a.e.Key()[a.skip:], b.e.Key()[b.skip:]); c != 0 {
 		return c < 0
+	}
+	if m.ties == TieContent {
+		if c := tie(a.e.LmKey, a.e.Data, b.e.LmKey, b.e.Data); c != 0 {
+			return c < 0
+		}
 	}
 	return a.order < b.order
 }
@@ -143,10 +150,10 @@ func (m *merger) down(i int) {
 			return
 		}
 		j := l
-		if r := l + 1; r < len(h) && less(h[r], h[l]) {
+		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
 			j = r
 		}
-		if !less(h[j], h[i]) {
+		if !m.less(h[j], h[i]) {
 			return
 		}
 		h[i], h[j] = h[j], h[i]

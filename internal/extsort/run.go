@@ -15,7 +15,7 @@ import (
 // no more) of records, each a flag byte 1 then
 //
 //	uvarint len(Data), Data, uvarint KeyAt, uvarint KeyLen, varint LmKey,
-//	uvarint LmAt, uvarint LmLen, uvarint Source, varint Line
+//	uvarint LmAt, uvarint LmLen, uvarint Split, uvarint Source, varint Line
 //
 // and a flag byte 0 then uvarint count at the end. The count and the
 // longest record are also kept in memory (runInfo), so a reader checks the
@@ -104,6 +104,7 @@ func (w *runWriter) write(e *Entry) error {
 	b = binary.AppendVarint(b, e.LmKey)
 	b = binary.AppendUvarint(b, uint64(e.LmAt))
 	b = binary.AppendUvarint(b, uint64(e.LmLen))
+	b = binary.AppendUvarint(b, uint64(e.Split))
 	b = binary.AppendUvarint(b, uint64(e.Source))
 	b = binary.AppendVarint(b, e.Line)
 	w.buf = b
@@ -219,6 +220,10 @@ func (r *runReader) nextSlow() error {
 	if err != nil {
 		return err
 	}
+	split, err := r.uvarint(n)
+	if err != nil {
+		return err
+	}
 	src, err := r.uvarint(1<<32 - 1)
 	if err != nil {
 		return err
@@ -226,7 +231,7 @@ func (r *runReader) nextSlow() error {
 	if e.Line, err = binary.ReadVarint(r.r); err != nil {
 		return r.corrupt(err)
 	}
-	e.KeyAt, e.KeyLen, e.LmAt, e.LmLen, e.Source = uint32(keyAt), uint32(keyLen), uint32(lmAt), uint16(lmLen), uint32(src)
+	e.KeyAt, e.KeyLen, e.LmAt, e.LmLen, e.Split, e.Source = uint32(keyAt), uint32(keyLen), uint32(lmAt), uint16(lmLen), uint32(split), uint32(src)
 	r.cur = e
 	return nil
 }
@@ -272,12 +277,13 @@ func (r *runReader) parse(b []byte) int {
 		return 0
 	}
 	lmLen, ok1 := field(min(n-lmAt, 1<<16-1))
-	src, ok2 := field(1<<32 - 1)
-	line, ok3 := signed()
-	if !ok1 || !ok2 || !ok3 {
+	split, ok2 := field(n)
+	src, ok3 := field(1<<32 - 1)
+	line, ok4 := signed()
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return 0
 	}
-	e.KeyAt, e.KeyLen, e.LmKey, e.LmAt, e.LmLen, e.Source, e.Line = uint32(keyAt), uint32(keyLen), lmKey, uint32(lmAt), uint16(lmLen), uint32(src), line
+	e.KeyAt, e.KeyLen, e.LmKey, e.LmAt, e.LmLen, e.Split, e.Source, e.Line = uint32(keyAt), uint32(keyLen), lmKey, uint32(lmAt), uint16(lmLen), uint32(split), uint32(src), line
 	r.count--
 	r.cur = e
 	return p

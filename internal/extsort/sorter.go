@@ -1,8 +1,11 @@
 // Package extsort sorts encoded sitemap entries by key in bounded memory:
 // it holds entries up to a memory budget, spills each full buffer as a
 // sorted, s2-compressed run to a temporary folder, and merges the runs into
-// one stream in key order, equal keys in input order, optionally keeping
-// only the first entry of each key (--sort, --dedup).
+// one stream in key order, optionally keeping only the first entry of each
+// key (--sort, --dedup). Entries with equal keys come in an order that
+// depends on them alone (TieContent: the newest lastmod first, then the
+// smallest entry), so the output is a function of the entries, not of
+// their input order; TieInput keeps input order instead.
 //
 // Memory is about Options.Memory while entries are added (three buffers of
 // a third of the budget: one fills while the others are sorted and spilled,
@@ -47,6 +50,10 @@ type Entry struct {
 	LmKey  int64  // the entry's newest-lastmod key (shard.NoLastmod for none)
 	LmAt   uint32 // its lastmod text is Data[LmAt:LmAt+LmLen]
 	LmLen  uint16
+	// Split, when not 0, ends the entry proper: Data[Split:] is a second
+	// record carried with it (the row's news entry), sorted and kept or
+	// dropped as one with it.
+	Split  uint32
 	Source uint32 // the caller's number for the input the row came from
 	Line   int64  // the row's place in Source, for rejects
 }
@@ -65,9 +72,34 @@ type Options struct {
 	// FanIn is the most runs merged at once; more runs are first merged
 	// in passes. Default 128.
 	FanIn int
-	// Dedup keeps the first entry (in input order) of each key; Next
-	// still returns the others, with Duplicate reporting true.
+	// Dedup keeps the first entry of each key in the order Ties sets;
+	// Next still returns the others, with Duplicate reporting true.
 	Dedup bool
+	// Ties orders entries with equal keys (and so chooses the one Dedup
+	// keeps). The zero value, TieContent, depends on the entries alone.
+	Ties TieOrder
+}
+
+// TieOrder is how entries with equal keys are ordered.
+type TieOrder uint8
+
+const (
+	// TieContent: the newest lastmod first (LmKey, descending; none is
+	// oldest), then the smallest Data (bytes.Compare), so two inputs holding
+	// the same entries in any order give the same output; Dedup keeps the
+	// newest version of a page, whatever the export's order.
+	TieContent TieOrder = iota
+	// TieInput: input order (the order of Add), as before TieContent.
+	TieInput
+)
+
+// tie orders two entries with equal keys by content: the newest lastmod
+// first, then the smallest bytes.
+func tie(lmA int64, a []byte, lmB int64, b []byte) int {
+	if lmA != lmB {
+		return cmp.Compare(lmB, lmA)
+	}
+	return bytes.Compare(a, b)
 }
 
 // Stats describe what a Sorter did.
@@ -87,6 +119,7 @@ type rec struct {
 	keyAt, keyLen uint32
 	lmAt, source  uint32
 	lmLen         uint16
+	split         uint32
 	lmKey, line   int64
 }
 
@@ -214,7 +247,7 @@ func (s *Sorter) Add(e Entry) error {
 	}
 	off := b.arena.add(e.Data)
 	b.recs = append(b.recs, rec{off: uint32(off), n: uint32(len(e.Data)), keyAt: e.KeyAt, keyLen: e.KeyLen,
-		lmAt: e.LmAt, lmLen: e.LmLen, source: e.Source, lmKey: e.LmKey, line: e.Line})
+		lmAt: e.LmAt, lmLen: e.LmLen, split: e.Split, source: e.Source, lmKey: e.LmKey, line: e.Line})
 	s.stats.Entries++
 	s.stats.DataBytes += int64(len(e.Data))
 	return nil
@@ -224,15 +257,15 @@ func (b *buffer) key(r *rec) []byte {
 	return b.arena.bytes(r.off, r.n)[r.keyAt : r.keyAt+r.keyLen]
 }
 
-// sort orders the buffer's entries by key, then input order (the rec
-// index), into b.order.
+// sort orders the buffer's entries by key, then as ties says (TieInput:
+// input order, the rec index), into b.order.
 //
 // Keys share a long prefix (scheme, host, folder), and reading a key is a
 // cache miss in an arena of tens of MiB, so each entry first gets the 16
 // key bytes after the common prefix as two numbers, and the sort moves
 // those compact items: most comparisons end there, without touching the
 // arena. Two halves are sorted in parallel, then merged.
-func (b *buffer) sort() {
+func (b *buffer) sort(ties TieOrder) {
 	n := len(b.recs)
 	b.order = b.order[:0]
 	if n == 0 {
@@ -263,8 +296,14 @@ func (b *buffer) sort() {
 		if x.k1 != y.k1 {
 			return cmp.Compare(x.k1, y.k1)
 		}
-		if c := bytes.Compare(b.key(&b.recs[x.i])[common:], b.key(&b.recs[y.i])[common:]); c != 0 {
+		rx, ry := &b.recs[x.i], &b.recs[y.i]
+		if c := bytes.Compare(b.key(rx)[common:], b.key(ry)[common:]); c != 0 {
 			return c
+		}
+		if ties == TieContent {
+			if c := tie(rx.lmKey, b.arena.bytes(rx.off, rx.n), ry.lmKey, b.arena.bytes(ry.off, ry.n)); c != 0 {
+				return c
+			}
 		}
 		return cmp.Compare(x.i, y.i)
 	}
@@ -311,7 +350,7 @@ func (b *buffer) lastKey() []byte {
 
 func (b *buffer) entry(r *rec) Entry {
 	return Entry{Data: b.arena.bytes(r.off, r.n), KeyAt: r.keyAt, KeyLen: r.keyLen, LmKey: r.lmKey,
-		LmAt: r.lmAt, LmLen: r.lmLen, Source: r.source, Line: r.line}
+		LmAt: r.lmAt, LmLen: r.lmLen, Split: r.split, Source: r.source, Line: r.line}
 }
 
 // reset empties the buffer, keeping its memory.
@@ -338,7 +377,7 @@ func (s *Sorter) spill() error {
 	done := make(chan spilled, 1)
 	s.pending = append(s.pending, done)
 	go func() {
-		full.sort()
+		full.sort(s.opt.Ties)
 		r, w, err := s.writeRun(w, func(w *runWriter) error {
 			for _, i := range full.order {
 				e := full.entry(&full.recs[i])
@@ -494,7 +533,7 @@ func (s *Sorter) Sort() error {
 		// set, and the peak grows with the number of runs.
 		runtime.GC()
 	} else {
-		s.buf.sort()
+		s.buf.sort(s.opt.Ties)
 	}
 	// The in-memory entries, if any, count as one input of the final merge.
 	extra := 0
@@ -546,7 +585,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 		}
 		cs = append(cs, &cursor{order: i, r: newRunReader(r.f, r.count, r.most), last: r.last})
 	}
-	var m merger
+	m := merger{ties: s.opt.Ties}
 	if err := m.init(cs); err != nil {
 		return nil, err
 	}
@@ -580,7 +619,7 @@ func (s *Sorter) mergeRuns(group []*run) (*run, error) {
 
 // start begins the final merge.
 func (s *Sorter) start(cs []*cursor) error {
-	var m merger
+	m := merger{ties: s.opt.Ties}
 	if err := m.init(cs); err != nil {
 		return err
 	}

@@ -28,6 +28,12 @@ func testEntry(buf []byte, rng *rand.Rand, word string, i int) ([]byte, Entry) {
 		buf = fmt.Appendf(buf, "2024-%02d-%02d</lastmod>", 1+i%12, 1+i%28)
 	}
 	buf = append(buf, "</url>\n"...)
+	if i%5 == 4 { // a news entry carried with it
+		e.Split = uint32(len(buf))
+		buf = append(buf, "<url><news>"...)
+		buf = append(buf, word...)
+		buf = append(buf, "</news></url>\n"...)
+	}
 	e.KeyLen = uint32(keyEnd - 10)
 	e.Data = buf
 	return buf, e
@@ -86,8 +92,9 @@ func sortAll(t testing.TB, o Options, ws []string, seed uint64) ([]got, Stats) {
 
 // TestSortOrder: over memory budgets from all-in-memory to a run every few
 // entries, and fan-ins that force merge passes, shuffled entries come back
-// in key order, equal keys in input order, every field as added; with
-// Dedup the first of each key is kept and the others are flagged.
+// in key order, equal keys in the tie order (by content: the newest lastmod
+// first, then the smallest entry; or input order), every field as added;
+// with Dedup the first of each key is kept and the others are flagged.
 func TestSortOrder(t *testing.T) {
 	for _, tc := range []struct {
 		n      int
@@ -95,33 +102,28 @@ func TestSortOrder(t *testing.T) {
 		memory int
 		fanIn  int
 		dedup  bool
+		ties   TieOrder
 	}{
-		{0, 0, 0, 0, false},
-		{1, 0, 0, 0, true},
-		{5000, 0, 0, 0, false},               // in memory
-		{5000, 0.2, 64 << 10, 0, false},      // ~25 runs, one merge
-		{5000, 0.2, 32 << 10, 3, true},       // merge passes
-		{3000, 0.5, 4 << 10, 2, true},        // many tiny runs, binary passes
-		{2000, 0.9, 1, 5, true},              // one entry per run
-		{20000, 0.05, 256 << 10, 16, true},   // one pass of several groups
-		{20000, 0.05, 256 << 10, 100, false}, // fits the fan-in
+		{0, 0, 0, 0, false, 0},
+		{1, 0, 0, 0, true, 0},
+		{5000, 0, 0, 0, false, 0},          // in memory
+		{5000, 0.2, 64 << 10, 0, false, 0}, // ~25 runs, one merge
+		{5000, 0.2, 32 << 10, 3, true, 0},  // merge passes
+		{5000, 0.2, 32 << 10, 3, true, TieInput},
+		{3000, 0.5, 4 << 10, 2, false, TieInput},
+		{3000, 0.5, 4 << 10, 2, true, 0},        // many tiny runs, binary passes
+		{2000, 0.9, 1, 5, true, 0},              // one entry per run
+		{20000, 0.05, 256 << 10, 16, true, 0},   // one pass of several groups
+		{20000, 0.05, 256 << 10, 100, false, 0}, // fits the fan-in
 	} {
-		name := fmt.Sprintf("n%d-dups%g-mem%d-fan%d-dedup%v", tc.n, tc.dups, tc.memory, tc.fanIn, tc.dedup)
+		name := fmt.Sprintf("n%d-dups%g-mem%d-fan%d-dedup%v-ties%d", tc.n, tc.dups, tc.memory, tc.fanIn, tc.dedup, tc.ties)
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(tc.n), 2))
 			ws := words(rng, tc.n, tc.dups)
-			out, st := sortAll(t, Options{Memory: tc.memory, Dir: t.TempDir(), FanIn: tc.fanIn, Dedup: tc.dedup}, ws, 9)
+			out, st := sortAll(t, Options{Memory: tc.memory, Dir: t.TempDir(), FanIn: tc.fanIn, Dedup: tc.dedup, Ties: tc.ties}, ws, 9)
 			if len(out) != tc.n || st.Entries != int64(tc.n) {
 				t.Fatalf("%d entries out, %d in (stats %+v)", len(out), tc.n, st)
 			}
-			// The expected order: a stable sort of the input by key.
-			idx := make([]int, tc.n)
-			for i := range idx {
-				idx[i] = i
-			}
-			slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare([]byte(ws[a]), []byte(ws[b])) })
-			seen := map[string]bool{}
-			dups := 0
 			rng = rand.New(rand.NewPCG(9, 1))
 			want := make([]Entry, tc.n)
 			var buf []byte
@@ -129,10 +131,30 @@ func TestSortOrder(t *testing.T) {
 				buf, want[i] = testEntry(buf, rng, w, i)
 				want[i].Data = bytes.Clone(want[i].Data)
 			}
+			// The expected order: a stable sort of the input by key, then
+			// (TieContent) by newest lastmod, then smallest bytes.
+			idx := make([]int, tc.n)
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortStableFunc(idx, func(a, b int) int {
+				if c := strings.Compare(ws[a], ws[b]); c != 0 || tc.ties == TieInput {
+					return c
+				}
+				if want[a].LmKey != want[b].LmKey {
+					if want[a].LmKey > want[b].LmKey {
+						return -1
+					}
+					return 1
+				}
+				return bytes.Compare(want[a].Data, want[b].Data)
+			})
+			seen := map[string]bool{}
+			dups := 0
 			for k, i := range idx {
 				g, w := out[k], want[i]
 				if g.data != string(w.Data) || g.key != "https://www.example.com/"+ws[i] || g.e.Line != w.Line || g.e.Source != w.Source ||
-					g.e.LmKey != w.LmKey || g.e.LmAt != w.LmAt || g.e.LmLen != w.LmLen || g.e.KeyAt != w.KeyAt || g.e.KeyLen != w.KeyLen {
+					g.e.LmKey != w.LmKey || g.e.LmAt != w.LmAt || g.e.LmLen != w.LmLen || g.e.Split != w.Split || g.e.KeyAt != w.KeyAt || g.e.KeyLen != w.KeyLen {
 					t.Fatalf("entry %d out is %+v %q, want input %d: %+v %q", k, g.e, g.data, i, w, w.Data)
 				}
 				wantDup := tc.dedup && seen[ws[i]]

@@ -21,19 +21,28 @@ import (
 // short reads) taken from the fuzz arguments.
 //
 // Intentional differences from encoding/csv, handled here:
+//
 //   - A UTF-8 BOM at the start of the input is dropped (encoding/csv keeps it
 //     in the first field): the oracle is given the input without it.
+//
 //   - For a quoted field still open at the end of the input, the error points
 //     at the field's opening quote (the place to fix), where encoding/csv
 //     points at the end of the input: that position is not compared.
+//
 //   - A data record longer than MaxRecordBytes is a rejected row keeping
 //     the first bytes of its loc (encoding/csv has no limit); a header that
 //     long is an error. Check 4 lowers the limit to fuzzLimit bytes.
+//
 //   - Error kinds: ErrQuote stands for both encoding/csv's ErrBareQuote and
 //     ErrQuote.
 //
-// Lone \r, the \r dropped before \n and before the end of the input, \r\n read
-// as \n in quoted fields, and skipped empty lines all match encoding/csv.
+//   - A lone \r (not followed by \n) outside quotes ends a line, as in
+//     Python's csv; encoding/csv keeps it as data. The oracle is given the
+//     input with those \r turned into \n (loneCR), which keeps every offset.
+//
+// A lone \r inside quotes, the \r dropped before \n and before the end of the
+// input, \r\n read as \n in quoted fields, and skipped empty lines all match
+// encoding/csv.
 //
 // Three checks per input:
 //  1. "loc,lastmod,changefreq,priority\n" + data: the header is fixed, so
@@ -91,7 +100,7 @@ func FuzzCSVScanner(f *testing.F) {
 		// 1. Fixed header.
 		const header = "loc,lastmod,changefreq,priority\n"
 		in := append([]byte(header), data...)
-		recs, lines, oerr := oracle(in)
+		recs, lines, oerr := oracle(loneCR(in, false))
 		want := make([]string, 0, len(recs))
 		for i, rec := range recs[min(1, len(recs)):] {
 			want = append(want, oracleRow(lines[i+1], rec, [input.NumColumns]int{0, 1, 2, 3}))
@@ -101,7 +110,7 @@ func FuzzCSVScanner(f *testing.F) {
 
 		// 2. The input decides: header or not.
 		body := bytes.TrimPrefix(data, bom)
-		recs, lines, oerr = oracle(body)
+		recs, lines, oerr = oracle(loneCR(body, false))
 		want = want[:0]
 		var wantErr error = oerr
 		if len(recs) > 0 {
@@ -126,7 +135,7 @@ func FuzzCSVScanner(f *testing.F) {
 
 		// 3. Lines mode.
 		want = want[:0]
-		for i, l := range bytes.Split(body, []byte{'\n'}) {
+		for i, l := range bytes.Split(loneCR(body, true), []byte{'\n'}) {
 			l = bytes.TrimSuffix(l, []byte{'\r'})
 			if len(l) > 0 {
 				want = append(want, fmt.Sprintf("%d %q nil nil nil", i+1, l))
@@ -157,6 +166,7 @@ const fuzzLimit = 64
 // check 2 (or 3, in Lines mode), but a record over fuzzLimit bytes, line end
 // included, as the scanner's rejected row.
 func limitOracle(body []byte, lines bool) (want []string, err error) {
+	body = loneCR(body, lines)
 	type rec struct {
 		fields      []string
 		line        int
@@ -239,6 +249,55 @@ func limitOracle(body []byte, lines bool) (want []string, err error) {
 		want = append(want, fmt.Sprintf("%d %q nil nil nil !%s", r.line, loc, reason))
 	}
 	return want, err
+}
+
+// loneCR returns a copy of in in which every \r that ends a line (outside a
+// quoted field, or anywhere in Lines mode, and not followed by \n) is a \n.
+// It follows the CSV grammar up to the first quote error, where encoding/csv
+// stops reading.
+func loneCR(in []byte, lines bool) []byte {
+	out := bytes.Clone(in)
+	const (
+		fieldStart = iota
+		bare
+		quoted
+		quote // a quote inside a quoted field: its end, or the first of ""
+	)
+	st := fieldStart
+	for i, c := range out {
+		lone := c == '\r' && (i+1 == len(out) || out[i+1] != '\n')
+		switch {
+		case lines || st == fieldStart || st == bare:
+			switch {
+			case lone:
+				out[i], st = '\n', fieldStart
+			case c == '"' && st == fieldStart && !lines:
+				st = quoted
+			case c == '"' && !lines:
+				return out // a bare quote
+			case c == ',' || c == '\n':
+				st = fieldStart
+			default:
+				st = bare
+			}
+		case st == quoted:
+			if c == '"' {
+				st = quote
+			}
+		default: // quote
+			switch {
+			case c == '"':
+				st = quoted
+			case lone:
+				out[i], st = '\n', fieldStart
+			case c == ',' || c == '\n' || c == '\r':
+				st = fieldStart
+			default:
+				return out // an extraneous quote
+			}
+		}
+	}
+	return out
 }
 
 // oracle reads in with encoding/csv: the records before the first error, the

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
@@ -15,7 +16,7 @@ const (
 	maxKeep = 4000
 	cutMark = len("…[cut: 9223372036854775807 bytes]")
 	// locTooLong is where encode rejects a loc as encode.TooLong.
-	locTooLong = 2048
+	locTooLong = protocol.MaxLoc
 	// longRead is the size of each read through the rest of a long record:
 	// what is read past the record's end is carried to the next Fill.
 	longRead = 64 << 10
@@ -27,7 +28,7 @@ const (
 	stBare              // in a non-quoted field
 	stQuoted            // in a quoted field
 	stQuote             // just after a quote in a quoted field: closes it, or "" for "
-	stQuoteCR           // after a closing quote and a \r: only \n may follow
+	stQuoteCR           // after a closing quote and a \r: the line has ended (\r\n or a lone \r)
 )
 
 // longRecord follows a record too long to buffer through the pieces of it
@@ -103,6 +104,12 @@ func (l *longRecord) feed(p []byte) (n int, done bool) {
 			l.nl++
 			return i + 1, true // a pending \r before it is the line end's
 		}
+		if l.cr && (l.lines || l.state != stQuoted) || l.state == stQuoteCR {
+			// The \r before c was a lone \r: it ended the line.
+			l.cr = false
+			l.nl++
+			return i, true
+		}
 		switch {
 		case l.lines:
 			l.flushCR()
@@ -159,9 +166,6 @@ func (l *longRecord) feed(p []byte) (n int, done bool) {
 				l.fail(errExtraQuote, 1)
 				return i, true
 			}
-		default: // stQuoteCR, and c is not \n
-			l.fail(errExtraQuote, 2)
-			return i, true
 		}
 		l.col++
 	}

@@ -68,7 +68,10 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // false, FieldsPerRecord -1): \n or \r\n ends a record, empty lines are
 // skipped, a trailing \r at the end of the input is dropped, quoted fields may
 // hold commas, newlines (\r\n read as \n) and doubled quotes. In addition a
-// UTF-8 byte order mark at the start of the input is dropped.
+// UTF-8 byte order mark at the start of the input is dropped, and a lone \r
+// (not followed by \n) outside quotes ends a line, as in Python's csv and
+// spreadsheet tools: encoding/csv keeps it in the field, where it hid the next
+// row (old Mac exports and some warehouse unloads end lines with \r).
 //
 // The first record is a header, unless its first field looks like a URL
 // (http://, https:// or /): then the input is a headerless list whose fields
@@ -277,7 +280,8 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 		}
 		s.started = true
 	}
-	q := -1 // position of the next quote at or after pos, or end; -1: unknown
+	q := -1   // position of the next quote at or after pos, or end; -1: unknown
+	nlp := -1 // position of the next \n at or after pos, or end; -1: unknown
 	for {
 		// Skip empty lines.
 		for pos < end {
@@ -295,10 +299,10 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 				pos++ // a \r at the end of the input ends the line
 				continue
 			}
-			if buf[pos+1] != '\n' {
-				break
+			if buf[pos+1] == '\n' {
+				pos++ // \r\n
 			}
-			pos += 2
+			pos++ // a lone \r ends an (empty) line too
 			s.line++
 		}
 		if pos == end {
@@ -313,6 +317,15 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 		if !s.mapped {
 			maxf = -1
 		}
+		if nlp < pos {
+			// The next \n: one scan serves the records up to it (a file
+			// with lone \r line ends has none, and is scanned once).
+			if nlp = bytes.IndexByte(buf[pos:end], '\n'); nlp < 0 {
+				nlp = end
+			} else {
+				nlp += pos
+			}
+		}
 		if q < pos && !s.lines {
 			// The next quote: one scan serves the records up to it.
 			if q = bytes.IndexByte(buf[pos:end], '"'); q < 0 {
@@ -321,7 +334,7 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 				q += pos
 			}
 		}
-		n, nl, more, err := s.record(buf, pos, rend, final, maxf, q)
+		n, nl, more, err := s.record(buf, pos, rend, final, maxf, q, min(nlp, rend))
 		if err != nil {
 			return pos, false, err
 		}
@@ -377,23 +390,31 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 
 // record parses the record at buf[p:end], which is not an empty line; final
 // reports that the input ends at end; q is the position of the first quote at
-// or after p (end or more: none). It sets s.spans to the bounds of the
-// record's fields, of at most maxf fields (maxf < 0: all), and returns the
-// position after the record's line end and the number of newlines in it;
-// more = true when the record does not end before end.
-func (s *Scanner) record(buf []byte, p, end int, final bool, maxf, q int) (next, nl int, more bool, err error) {
+// or after p (end or more: none), lf that of the first \n (end: none). It sets
+// s.spans to the bounds of the record's fields, of at most maxf fields (maxf <
+// 0: all), and returns the position after the record's line end and the
+// number of line ends in it; more = true when the record does not end before
+// end.
+func (s *Scanner) record(buf []byte, p, end int, final bool, maxf, q, lf int) (next, nl int, more bool, err error) {
 	s.spans = s.spans[:0]
-	e := end // end of the line
-	if i := bytes.IndexByte(buf[p:end], '\n'); i >= 0 {
-		e = p + i
+	e := lf // end of the line: \n, \r\n, a lone \r, or the end of the input
+	// buf may hold bytes past end (a record's window): they tell a lone \r
+	// at the window's edge from the first byte of a \r\n.
+	if k := bytes.IndexByte(buf[p:e], '\r'); k >= 0 && p+k+1 < len(buf) && buf[p+k+1] != '\n' {
+		e = p + k // a lone \r: old Mac exports and some unloads end lines so
 		next, nl = e+1, 1
+	} else if e < end {
+		next, nl = e+1, 1
+		if e > p && buf[e-1] == '\r' {
+			e--
+		}
 	} else if !final {
-		return 0, 0, true, nil
+		return 0, 0, true, nil // the line, or its \r\n, goes on past end
 	} else {
 		next = end
-	}
-	if e > p && buf[e-1] == '\r' {
-		e--
+		if e > p && buf[e-1] == '\r' {
+			e--
+		}
 	}
 	if s.lines {
 		s.spans = append(s.spans, p, e)
@@ -429,8 +450,11 @@ func (s *Scanner) quoted(buf []byte, p, end int, final bool) (next, nl int, more
 		return 0, 0, true, nil
 	}
 	nl = bytes.Count(buf[p:next], []byte{'\n'})
-	// The record's content ends before its line end: \n, \r\n, or a \r
-	// at the end of the input. A valid record has that \r outside quotes.
+	if buf[next-1] == '\r' {
+		nl++ // a lone \r ended the record
+	}
+	// The record's content ends before its line end: \n, \r\n, or a lone
+	// \r. A valid record has that \r outside quotes.
 	ce := next
 	if buf[ce-1] == '\n' {
 		ce--
@@ -527,7 +551,10 @@ func scanQuoted(buf []byte, p, end int, final bool) (next int, more bool, bad in
 						if buf[i+1] == '\n' {
 							return i + 2, false, 0, nil
 						}
-						return 0, false, i - 1, errExtraQuote
+						return i + 1, false, 0, nil // a lone \r ends the line
+					}
+					if i+1 < len(buf) && buf[i+1] != '\n' {
+						return i + 1, false, 0, nil // a lone \r at the window's edge
 					}
 					if final {
 						return end, false, 0, nil
@@ -542,7 +569,7 @@ func scanQuoted(buf []byte, p, end int, final bool) (next int, more bool, bad in
 		}
 		// A non-quoted field: up to ',' or the line end.
 		stop := i
-		for stop < end && buf[stop] != ',' && buf[stop] != '\n' {
+		for stop < end && buf[stop] != ',' && buf[stop] != '\n' && buf[stop] != '\r' {
 			stop++
 		}
 		if k := bytes.IndexByte(buf[i:stop], '"'); k >= 0 {
@@ -554,8 +581,17 @@ func scanQuoted(buf []byte, p, end int, final bool) (next int, more bool, bad in
 			}
 			return 0, true, 0, nil
 		}
-		if buf[stop] == '\n' {
+		switch {
+		case buf[stop] == '\n':
 			return stop + 1, false, 0, nil
+		case buf[stop] == '\r' && stop+1 < end && buf[stop+1] == '\n':
+			return stop + 2, false, 0, nil
+		case buf[stop] == '\r' && stop+1 < len(buf) && buf[stop+1] != '\n':
+			return stop + 1, false, 0, nil // a lone \r ends the line (buf may go on past end)
+		case buf[stop] == '\r' && final:
+			return end, false, 0, nil
+		case buf[stop] == '\r':
+			return 0, true, 0, nil // \r or \r\n: the next byte tells
 		}
 		i = stop + 1
 	}

@@ -1,0 +1,285 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/shard"
+)
+
+// cutShard is a closed sitemap on its way to a compressor: a shard, or a
+// news sitemap.
+type cutShard struct {
+	*shard.Sitemap
+	news bool
+}
+
+// cutStage restores input order and packs entries into shards, and news
+// entries into news sitemaps (through the sorter with --sort or --dedup). It
+// also accounts for every row: rejects, warnings, progress.
+type cutStage struct {
+	r   *run
+	ctx context.Context
+	out chan<- cutShard
+
+	pending []*Batch // a ring: the batches in flight are fewer than depth
+	next    uint64   // the Seq of the batch whose turn it is
+	sorted  *sorter  // nil without --sort and --dedup
+
+	rejects  *rejectWriter // nil without --rejects
+	reasons  [encode.NumReasons]int64
+	warnings [numWarnings]int64
+
+	newsSitemaps int           // news sitemaps closed so far
+	blocked      time.Duration // waiting on the compressors is back-pressure, not cutting
+	locText      []byte        // a duplicate's loc, as text
+}
+
+// cut runs the cut stage: batches in, closed sitemaps out.
+func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) error {
+	c := &cutStage{r: r, ctx: ctx, out: out, pending: make([]*Batch, r.depth)}
+	if r.cfg.Rejects != nil {
+		c.rejects = newRejectWriter(r.cfg.Rejects)
+	}
+	defer c.count() // on every path: a failed run's report must still add up
+	if r.cfg.Sort || r.cfg.Dedup {
+		c.sorted = newSorter(r.cfg)
+		defer c.sorted.close()
+	}
+	if err := c.room(); err != nil { // for the first shard
+		return err
+	}
+	for b := range in {
+		if err := c.restoreOrder(b); err != nil {
+			return err
+		}
+	}
+	if !r.readOK.Load() {
+		return nil // the input ended early: the stage that failed reports why
+	}
+	if c.sorted != nil {
+		if err := c.drainSorted(); err != nil {
+			return err
+		}
+	}
+	return c.finish()
+}
+
+// count adds the rejects and warnings counted to the report.
+func (c *cutStage) count() {
+	for i, n := range c.reasons {
+		c.r.rep.Rejected.add(encode.Reason(i).String(), n)
+	}
+	for w, n := range c.warnings {
+		c.r.rep.Warnings.add(encode.WarningName(w), n)
+	}
+}
+
+// restoreOrder holds b until its turn, then takes it and every held batch
+// whose turn follows.
+func (c *cutStage) restoreOrder(b *Batch) error {
+	depth := uint64(len(c.pending))
+	c.pending[b.Seq%depth] = b
+	for {
+		b := c.pending[c.next%depth]
+		if b == nil || b.Seq != c.next {
+			return nil
+		}
+		c.pending[c.next%depth] = nil
+		c.next++
+		if err := c.take(b); err != nil {
+			return err
+		}
+	}
+}
+
+// take places the entries of b, in input order, accounts for its rows and
+// passes it on to the hreflang check or back to the pool.
+func (c *cutStage) take(b *Batch) error {
+	r := c.r
+	t := time.Now()
+	if c.sorted != nil {
+		if err := c.sorted.add(b); err != nil {
+			return err
+		}
+	} else {
+		if err := c.place(&shard.Entries{Data: b.Out, Ends: b.Ends}); err != nil {
+			return err
+		}
+		if r.news != nil {
+			if err := c.placeNews(&shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.account(b); err != nil {
+		return err
+	}
+	r.times.cut.Add(int64(time.Since(t) - c.blocked))
+	c.blocked = 0
+	if r.hreflang != nil && c.sorted == nil {
+		r.hreflang.batches <- b // it recycles b
+		return nil
+	}
+	b.reset()
+	r.free <- b
+	return nil
+}
+
+// account counts the rows of b: rejects (written to --rejects), warnings,
+// the report's totals and the live progress.
+func (c *cutStage) account(b *Batch) error {
+	r := c.r
+	for _, rj := range b.Rejects {
+		c.reasons[rj.Reason]++
+		if c.rejects != nil {
+			if err := c.rejects.write(b.Source, rj.Line, rj.Reason, b.RejectBuf[rj.start:rj.end]); err != nil {
+				return err
+			}
+		}
+	}
+	for w, n := range b.Warnings {
+		c.warnings[w] += n
+	}
+	r.rep.Rows += int64(b.Len())
+	r.rep.URLs += int64(len(b.Ends))
+	r.progress.Rows.Add(int64(b.Len()))
+	r.progress.URLs.Add(int64(len(b.Ends)))
+	r.progress.Rejected.Add(int64(len(b.Rejects)))
+	return nil
+}
+
+// place packs entries into shards.
+func (c *cutStage) place(ents *shard.Entries) error { return c.pack(c.r.cutter, ents, false) }
+
+// placeNews packs news entries: a batch's, in input order, or with --sort
+// the sorter's, in the order of their rows.
+func (c *cutStage) placeNews(ents *shard.Entries) error {
+	if err := c.pack(c.r.news, ents, true); err != nil {
+		return err
+	}
+	c.r.rep.News.URLs += int64(len(ents.Ends))
+	return nil
+}
+
+// pack adds ents to cutter and sends on every sitemap it closes: shards, or
+// (news) news sitemaps.
+func (c *cutStage) pack(cutter *shard.Cutter, ents *shard.Entries, news bool) error {
+	for k := 0; k < len(ents.Ends); {
+		var s *shard.Sitemap
+		if k, s = cutter.AddEntries(ents, k); s != nil {
+			if news {
+				c.newsSitemaps++
+			} else if c.r.cfg.Fanout == 1 {
+				return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
+			}
+			if err := c.send(s, news); err != nil {
+				return err
+			}
+			if err := c.room(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// send hands a closed sitemap to the compressors.
+func (c *cutStage) send(s *shard.Sitemap, news bool) error {
+	t := time.Now()
+	defer func() { c.blocked += time.Since(t) }()
+	select {
+	case c.out <- cutShard{s, news}:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+}
+
+// room waits until the cutter may open another shard.
+func (c *cutStage) room() error {
+	t := time.Now()
+	defer func() { c.blocked += time.Since(t) }()
+	select {
+	case <-c.r.shardRoom:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+}
+
+// drainSorted places the sorted entries, once every batch is in, and
+// rejects --dedup's repeats.
+func (c *cutStage) drainSorted() error {
+	r := c.r
+	// Every batch is back in the pool: let them go, so that the merge and
+	// the stages after it do not hold them beside the run readers (the
+	// sorter collects before its merge).
+	for len(r.free) > 0 {
+		<-r.free
+	}
+	// The hreflang check takes a sorted run's entries as they are placed,
+	// in output order.
+	place := c.place
+	if h := r.hreflang; h != nil {
+		var ref uint64
+		place = func(ents *shard.Entries) error {
+			if err := h.addEntries(ents, &ref); err != nil {
+				return err
+			}
+			return c.place(ents)
+		}
+	}
+	t := time.Now()
+	dups, err := c.sorted.drain(place, c.placeNews, c.duplicate)
+	r.rep.URLs -= dups
+	r.progress.URLs.Add(-dups)
+	r.progress.Rejected.Add(dups)
+	r.times.cut.Add(int64(time.Since(t) - c.blocked))
+	c.blocked = 0
+	if err != nil {
+		return err
+	}
+	r.rep.Sort = c.sorted.report()
+	return nil
+}
+
+// duplicate rejects a row --dedup found repeating a kept one.
+func (c *cutStage) duplicate(source string, line int64, loc []byte) error {
+	c.reasons[encode.Duplicate]++
+	if c.rejects == nil {
+		return nil
+	}
+	// The row's own value is gone once sorted: its written loc, as a URL
+	// (not XML-escaped like the sitemap's), is what made it a duplicate.
+	c.locText = encode.AppendLocText(c.locText[:0], loc)
+	return c.rejects.write(source, line, encode.Duplicate, c.locText)
+}
+
+// finish closes the last shard and news sitemap, and flushes the rejects.
+func (c *cutStage) finish() error {
+	r := c.r
+	if s := r.cutter.Flush(); s != nil {
+		if err := c.send(s, false); err != nil {
+			return err
+		}
+	}
+	if r.news != nil {
+		s := r.news.Flush()
+		if s == nil && c.newsSitemaps == 0 {
+			// No fresh article: an empty news sitemap keeps the name listed
+			// (Google: it "will not cause any problems").
+			s = &shard.Sitemap{Num: 1, Data: []byte(r.news.Header() + shard.Footer)}
+		}
+		if s != nil {
+			if err := c.send(s, true); err != nil {
+				return err
+			}
+		}
+	}
+	if c.rejects != nil {
+		return c.rejects.flush()
+	}
+	return nil
+}
