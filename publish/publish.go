@@ -59,6 +59,12 @@ type Options struct {
 	// changes, and the manifest's time. Zero: the clock at Begin.
 	Now time.Time
 	Log *slog.Logger // nil: discard
+	// Switched, when set, is called once the new root index and the robots
+	// lines are in place and before the files no kept generation lists are
+	// deleted, with the manifest published before (nil on a first publish)
+	// and the new one: the previous generation's files can still be read.
+	// It cannot fail the publish.
+	Switched func(ctx context.Context, prev, next *Manifest)
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -560,6 +566,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			"file", robotsName, "lines", len(res.Submit))
 	}
 
+	if t.opt.Switched != nil {
+		t.opt.Switched(ctx, t.prev, m)
+	}
 	keep := map[string]bool{}
 	for _, g := range m.Generations() {
 		for _, f := range g.Files {

@@ -59,6 +59,7 @@ Documentation: README.md and docs/ in the source tree:
   docs/s3.md            publishing to S3 and S3-compatible stores
   docs/validate.md      sitemapgen validate and generate --verify
   docs/flags.md         every flag of generate and validate
+  docs/operations.md    JSON logs, metrics, the container image, schedules, IndexNow
   docs/performance.md   figures and how to reproduce them
   docs/how-it-works.md  architecture, package map, memory bounds, bounded decoders
   docs/testing.md       running the tests, the S3 test server, fuzzing
