@@ -127,7 +127,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(t.start), ttl); err != nil {
+		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(), ttl); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -169,10 +169,13 @@ func (t *Tx) modified(f File, now string) string {
 	return now
 }
 
-// owner describes this run to a run that finds the lock taken.
-func owner(start time.Time) string {
+// owner describes this run to a run that finds the lock taken. It is not
+// what tells runs apart (runs in containers share it): the lock's token is.
+// Nor does it hold the run's time (--now): the lock records when it was
+// taken.
+func owner() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("sitemapgen pid %d on %s since %s", os.Getpid(), host, start.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("sitemapgen pid %d on %s", os.Getpid(), host)
 }
 
 // release gives up the lock, if any; a publish that cannot release it says

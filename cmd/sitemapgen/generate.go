@@ -218,6 +218,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		default:
 			fmt.Fprintf(stderr, "sitemapgen generate: %v; the previous sitemap set is unchanged\n", runErr)
 		}
+		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
+			fmt.Fprintln(stderr, lockedHint(locked, f))
+		}
 		return exitFail
 	}
 	msg := "done"
