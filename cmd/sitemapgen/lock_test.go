@@ -4,9 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,4 +118,163 @@ func TestS3LockSameOwnerText(t *testing.T) {
 	if keys := s3test.Keys(t, e.c, e.bucket, lock); len(keys) != 0 {
 		t.Errorf("lock left: %q", keys)
 	}
+}
+
+// lockEvent is one request a run sent to the store.
+type lockEvent struct {
+	method, key string
+	status      int
+	sent, done  time.Time // arrival at the proxy; the store's answer back at the proxy
+}
+
+// recorder is a proxy in front of the store that records one run's
+// requests with the times it saw them.
+type recorder struct {
+	URL    string
+	mu     sync.Mutex
+	events []lockEvent
+}
+
+func newRecorder(t *testing.T, target string) *recorder {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		// Before the answer reaches the run: the run acts on it later.
+		ev := resp.Request.Context().Value(eventKey{}).(*lockEvent)
+		ev.status, ev.done = resp.StatusCode, time.Now()
+		return nil
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		ev := &lockEvent{method: req.Method, key: req.URL.Path, sent: time.Now()}
+		rp.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), eventKey{}, ev)))
+		r.mu.Lock()
+		r.events = append(r.events, *ev)
+		r.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+type eventKey struct{}
+
+// held returns when the run surely held the lock: from the store's answer to
+// its create of lockKey until it asked to delete it. ok is false if it
+// never created it.
+func (r *recorder) held(lockKey string) (from, to time.Time, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ev := range r.events {
+		switch {
+		case ev.key != lockKey:
+		case ev.method == http.MethodPut && ev.status == http.StatusOK && !ok:
+			from, ok = ev.done, true
+		case ev.method == http.MethodDelete && ok:
+			to = ev.sent
+		}
+	}
+	if ok && to.IsZero() {
+		to = time.Now() // never released (it exited without): held to the end
+	}
+	return from, to, ok
+}
+
+// writes returns the run's requests that change objects other than lockKey.
+func (r *recorder) writes(lockKey string) []lockEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var w []lockEvent
+	for _, ev := range r.events {
+		if ev.key != lockKey && ev.method != http.MethodGet && ev.method != http.MethodHead {
+			w = append(w, ev)
+		}
+	}
+	return w
+}
+
+// TestS3LockOverlappingSameOwner: trials of several runs started together
+// on one S3 prefix, all with the same owner text (one process: the same PID
+// and host name; the same --now). Seen from the store, at most one run at a
+// time holds the lock, no run writes an object outside the time it holds
+// it, every run publishes or is refused, and the live set validates after
+// every trial.
+func TestS3LockOverlappingSameOwner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trials of concurrent runs")
+	}
+	e := newS3Env(t)
+	lockKey := "/" + e.bucket + "/" + e.prefix + ".sitemap.lock"
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	inputs := []string{overlapInput(t, "a", 3000), overlapInput(t, "b", 2000), overlapInput(t, "c", 4000), overlapInput(t, "d", 1000)}
+	const trials, runs = 20, 4
+	var published, refused int
+	for trial := range trials {
+		recs := make([]*recorder, runs)
+		codes, errs := make([]int, runs), make([]string, runs)
+		var wg sync.WaitGroup
+		for i := range runs {
+			recs[i] = newRecorder(t, e.ep)
+			delay := time.Duration(rng.IntN(150)) * time.Millisecond
+			in := inputs[rng.IntN(len(inputs))]
+			wg.Go(func() {
+				time.Sleep(delay)
+				codes[i], _, errs[i] = sitemapgen(t, "", e.args(recs[i].URL, "--now", "2026-01-02T03:04:05Z",
+					"--max-urls", "200", "--keep-generations", "0", "--max-shrink", "100%", in)...)
+			})
+		}
+		wg.Wait()
+		type span struct {
+			from, to time.Time
+			run      int
+		}
+		var spans []span
+		for i, r := range recs {
+			switch {
+			case codes[i] == 0:
+				published++
+			case codes[i] == 1 && strings.Contains(errs[i], "another run holds the destination"):
+				refused++
+			default:
+				t.Fatalf("trial %d, run %d: exit %d\n%s", trial, i, codes[i], errs[i])
+			}
+			from, to, ok := r.held(lockKey)
+			for _, w := range r.writes(lockKey) {
+				if !ok || w.sent.Before(from) || w.done.After(to) {
+					t.Errorf("trial %d, run %d (exit %d): %s %s outside the time it held the lock (%v, %v to %v)",
+						trial, i, codes[i], w.method, w.key, ok, from.Format("15:04:05.000"), to.Format("15:04:05.000"))
+				}
+			}
+			if ok {
+				spans = append(spans, span{from, to, i})
+			}
+		}
+		for a := range spans {
+			for b := range a {
+				if spans[a].from.Before(spans[b].to) && spans[b].from.Before(spans[a].to) {
+					t.Errorf("trial %d: runs %d and %d both held the lock (%s to %s, %s to %s)", trial, spans[b].run, spans[a].run,
+						spans[b].from.Format("15:04:05.000"), spans[b].to.Format("15:04:05.000"),
+						spans[a].from.Format("15:04:05.000"), spans[a].to.Format("15:04:05.000"))
+				}
+			}
+		}
+		if code, stdout, stderr := sitemapgen(t, "", "validate", "--public-url", base, "--s3-endpoint", e.ep, "--s3-path-style",
+			"s3://"+e.bucket+"/"+e.prefix); code != 0 {
+			t.Fatalf("trial %d: the live set does not validate: exit %d\n%s%s", trial, code, stdout, stderr)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	t.Logf("%d runs published, %d refused", published, refused)
+	if refused == 0 {
+		t.Error("no run ever found the destination held: the trials did not overlap")
+	}
+	checkPublished(t, e)
 }
