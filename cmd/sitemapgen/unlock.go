@@ -78,7 +78,7 @@ func unlock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.As(err, &locked) && locked.Note == "":
 		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
-		fmt.Fprintf(stderr, "It is live: left in place. If you know that run is dead: %s\n", f.command(true))
+		fmt.Fprintln(stderr, "Left in place. "+f.hint(locked))
 		return exitFail
 	case err != nil:
 		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
@@ -132,13 +132,18 @@ func (f *unlockFlags) command(force bool) string {
 }
 
 // lockedHint tells the operator of a run refused by a lock what to do.
-func lockedHint(e *sink.LockedError, f *generateFlags) string {
-	u := unlockFlags{out: f.out, name: f.name, s3Endpoint: f.s3Endpoint, s3PathStyle: f.s3PathStyle}
+func lockedHint(e *sink.LockedError, g *generateFlags) string {
+	u := unlockFlags{out: g.out, name: g.name, s3Endpoint: g.s3Endpoint, s3PathStyle: g.s3PathStyle}
+	return u.hint(e)
+}
+
+// hint says how to clear the lock e reports.
+func (f *unlockFlags) hint(e *sink.LockedError) string {
 	if !e.Expiry {
-		return "A folder's lock ends when the process holding it exits. If that process hangs on another host: " + u.command(true)
+		return "A folder's lock ends when the process holding it exits: stop that process. If it hangs on another host that mounts the folder: " + f.command(true)
 	}
-	return "If you know that run is dead (killed, or cut off from S3 before it could release the lock): " + u.command(true) +
-		"; else it expires by itself --lock-ttl after its last renewal"
+	return "If you know that run is dead (killed, or cut off from S3 before it could release the lock): " + f.command(true) +
+		"; else the lock expires --lock-ttl after its last renewal"
 }
 
 // shellQuote quotes s for a POSIX shell if it needs it.
