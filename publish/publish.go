@@ -204,6 +204,19 @@ func (t *Tx) holding() error {
 	return nil
 }
 
+// confirm renews the lock now, if any: a lock removed by hand or taken
+// over since its last renewal (a third of its ttl ago at most) is found
+// out before the switch, not after.
+func (t *Tx) confirm(ctx context.Context) error {
+	if err := t.holding(); err != nil || t.lock == nil {
+		return err
+	}
+	if err := t.lock.Renew(ctx); err != nil {
+		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
+	}
+	return nil
+}
+
 // knownFiles returns the files of the generations the published manifest
 // describes that the store still holds: a file of this publish with the
 // same name, size and SHA-256 need not be uploaded again. Fixed names
@@ -528,7 +541,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
 	}
-	if err := t.holding(); err != nil {
+	if err := t.confirm(ctx); err != nil {
 		return res, err
 	}
 	// The manifest goes in before the root: should the run die between the

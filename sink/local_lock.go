@@ -79,8 +79,18 @@ type localLock struct {
 	h    Holder
 }
 
-func (l *localLock) Err() error     { return nil }
 func (l *localLock) Holder() Holder { return l.h }
+
+// Err reports the lock lost once its file was removed by force (Unlock):
+// another run may hold the new one.
+func (l *localLock) Err() error {
+	if !isFile(l.f, l.path) {
+		return errors.New("its file was removed (sitemapgen unlock --force)")
+	}
+	return nil
+}
+
+func (l *localLock) Renew(ctx context.Context) error { return l.Err() }
 
 func (l *localLock) Release(ctx context.Context) error {
 	// Removed while held: nobody can take the old file for the lock. A

@@ -38,6 +38,10 @@ type Lock interface {
 	// Err returns nil while the lock is surely held, and the reason once it
 	// may not be (a renewal failed, another run took it over).
 	Err() error
+	// Renew confirms now that the lock is held (S3: renews it with a
+	// conditional write), else fails and Err reports it lost. A publish
+	// calls it just before the switch.
+	Renew(ctx context.Context) error
 	// Release gives the lock up.
 	Release(ctx context.Context) error
 	// Holder returns what the lock records of this run.

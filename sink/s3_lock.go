@@ -81,6 +81,8 @@ type s3Lock struct {
 	stop chan struct{}
 	done chan struct{}
 
+	renewing sync.Mutex // one renewal at a time: each writes on the ETag of the last
+
 	mu      sync.Mutex
 	etag    string    // what this run's last conditional write returned
 	expires time.Time // the expiry that write recorded
@@ -158,27 +160,13 @@ func (l *s3Lock) renew() {
 			return
 		case <-t.C:
 		}
-		l.mu.Lock()
-		tag := l.etag
-		l.mu.Unlock()
 		// Half a period: a renewal that hangs leaves time for the next
 		// before the expiry, and only two failures in a row lose the lock.
 		ctx, cancel := context.WithTimeout(context.Background(), every/2)
-		next, err := l.put(ctx, &tag)
-		if isPrecondition(err) {
-			// Refused: perhaps our own renewal landed and only its
-			// answer was lost. The token says whether the object is
-			// still ours; a write on the version read makes it so.
-			next, err = l.reclaim(ctx)
-		}
+		err := l.renewOnce(ctx)
 		cancel()
 		l.mu.Lock()
-		switch {
-		case err == nil:
-			l.etag = next
-		case isPrecondition(err) || isNoSuchKey(err) || errors.Is(err, errTaken) || errors.Is(err, fs.ErrNotExist):
-			l.err = errTaken
-		case time.Until(l.expires) < every:
+		if err != nil && l.err == nil && time.Until(l.expires) < every {
 			l.err = fmt.Errorf("could not renew it before it expires: %w", explain(err, l.s.opt.Bucket))
 		}
 		lost := l.err != nil
@@ -187,6 +175,45 @@ func (l *s3Lock) renew() {
 			return
 		}
 	}
+}
+
+// renewOnce writes the lock on the version this run last wrote. A refusal
+// marks it lost; another error leaves it held until the expiry nears.
+func (l *s3Lock) renewOnce(ctx context.Context) error {
+	l.renewing.Lock()
+	defer l.renewing.Unlock()
+	l.mu.Lock()
+	tag, lost := l.etag, l.err
+	l.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	next, err := l.put(ctx, &tag)
+	if isPrecondition(err) {
+		// Refused: perhaps our own renewal landed and only its answer
+		// was lost. The token says whether the object is still ours; a
+		// write on the version read makes it so.
+		next, err = l.reclaim(ctx)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		l.etag = next
+	case isPrecondition(err) || isNoSuchKey(err) || errors.Is(err, errTaken) || errors.Is(err, fs.ErrNotExist):
+		l.err = errTaken
+	}
+	return err
+}
+
+// Renew renews the lock now, and fails unless this run surely holds it:
+// a publish calls it just before the switch, so that a lock taken over or
+// removed since the last renewal is found out in time.
+func (l *s3Lock) Renew(ctx context.Context) error {
+	if err := l.renewOnce(ctx); err != nil {
+		return fmt.Errorf("renew lock %s%s: %w", l.s, l.name, explain(err, l.s.opt.Bucket))
+	}
+	return nil
 }
 
 // reclaim renews the lock after a refused renewal if the object still holds

@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -129,4 +134,72 @@ func TestUnlockUsage(t *testing.T) {
 	if code, _, stderr := sitemapgen(t, "", "unlock", "out"); code != 2 || !strings.Contains(stderr, "--out") {
 		t.Errorf("unlock with an argument: exit %d, want 2\n%s", code, stderr)
 	}
+}
+
+// forcedWhileHeld starts a run that holds the lock of dest (its input stays
+// open), removes the lock with unlock --force, lets another run publish,
+// then ends the first run's input: the first run, whose lock was taken
+// from it, must publish nothing, and the live set must be the second's.
+// (The first run leaves its shards: it cannot tell them from the second
+// run's, so it deletes nothing; the next run removes them.)
+func forcedWhileHeld(t *testing.T, gen []string, lockExists func() bool, unlockArgs []string, live func() *xmltest.Set) {
+	first := child(append(gen, "-")...)
+	stdin, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstErr strings.Builder
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	fmt.Fprintln(stdin, "loc")
+	for i := range 3000 {
+		fmt.Fprintf(stdin, "%sa/%d\n", base, i)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !lockExists(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first run took no lock\n%s", firstErr.String())
+		}
+	}
+	if code, stdout, stderr := sitemapgen(t, "", append([]string{"unlock", "--force"}, unlockArgs...)...); code != 0 {
+		t.Fatalf("unlock --force: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := sitemapgen(t, "", append(gen, "--max-shrink", "100%", overlapInput(t, "b", 2000))...); code != 0 {
+		t.Fatalf("run after unlock --force: exit %d\n%s", code, stderr)
+	}
+	stdin.Close()
+	first.Wait()
+	if code := first.ProcessState.ExitCode(); code != 1 || !strings.Contains(firstErr.String(), "lock") {
+		t.Fatalf("the run whose lock was removed: exit %d, want 1 (lock lost)\n%s", code, firstErr.String())
+	}
+	if urls := allURLs(live()); len(urls) != 2000 || !strings.Contains(urls[0], "/b/") {
+		t.Fatalf("the live set lists %d URLs, want the second run's 2000", len(urls))
+	}
+}
+
+// TestUnlockForceS3WhileHolderLives: --force on a lock whose holder still
+// lives; that run finds out before its switch, at the latest.
+func TestUnlockForceS3WhileHolderLives(t *testing.T) {
+	e := newS3Env(t)
+	dest := "s3://" + e.bucket + "/" + e.prefix
+	forcedWhileHeld(t, e.args(e.ep, "--max-urls", "100"), func() bool {
+		_, err := e.c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &e.bucket, Key: aws.String(e.prefix + ".sitemap.lock")})
+		return err == nil
+	}, []string{"--out", dest, "--s3-endpoint", e.ep, "--s3-path-style"}, func() *xmltest.Set {
+		dir, _ := e.download(t)
+		return xmltest.ReadSet(t, dir, base, "sitemap.xml", "sitemap-robots.txt")
+	})
+}
+
+// TestUnlockForceFolderWhileHolderLives: the same in a folder.
+func TestUnlockForceFolderWhileHolderLives(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	forcedWhileHeld(t, []string{"generate", "--public-url", base, "--out", out, "--max-urls", "100"}, func() bool {
+		_, err := os.Stat(filepath.Join(out, ".sitemap.lock"))
+		return err == nil
+	}, []string{"--out", out}, func() *xmltest.Set {
+		return xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
+	})
 }
