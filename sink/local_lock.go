@@ -63,8 +63,8 @@ func isFile(f *os.File, path string) bool {
 // of Holder, or the text of an older sitemapgen.
 func readHolder(f *os.File) Holder {
 	raw, _ := io.ReadAll(io.LimitReader(f, 64<<10))
-	var h Holder
-	if json.Unmarshal(raw, &h) != nil {
+	h, err := parseHolder(raw)
+	if err != nil {
 		h = Holder{Owner: strings.TrimSpace(string(raw))}
 	}
 	if h.Owner == "" {

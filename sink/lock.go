@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -79,6 +80,19 @@ func (h Holder) String() string {
 		b.WriteString(", last renewed " + stamp(h.Renewed))
 	}
 	return b.String()
+}
+
+// parseHolder reads a lock's content: the JSON of Holder. A lock that
+// does not parse, or has no owner, fails.
+func parseHolder(raw []byte) (Holder, error) {
+	var h Holder
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Holder{}, err
+	}
+	if h.Owner == "" && h.Token == "" {
+		return Holder{}, errors.New("no owner")
+	}
+	return h, nil
 }
 
 // newToken returns 16 random bytes in hex.

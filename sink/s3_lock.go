@@ -138,7 +138,7 @@ func (s *S3) readLock(ctx context.Context, name string, ttl time.Duration) (Hold
 	if err != nil {
 		return h, "", fmt.Errorf("read lock %s%s: %w", s, name, err)
 	}
-	if err := json.Unmarshal(raw, &h); err != nil || h.Expires.IsZero() {
+	if h, err = parseHolder(raw); err != nil || h.Expires.IsZero() {
 		// Not ours to judge: treat it as held by an unknown owner for one ttl.
 		written := aws.ToTime(out.LastModified)
 		return Holder{Owner: "an unreadable lock object", Acquired: written, Expires: written.Add(ttl)}, aws.ToString(out.ETag), nil
