@@ -36,7 +36,7 @@ func inNamespaces(t *testing.T, host string, args ...string) *exec.Cmd {
 	t.Helper()
 	unshare, err := exec.LookPath("unshare")
 	if err == nil {
-		err = exec.Command(unshare, "--pid", "--fork", "--uts", "--mount-proc", "true").Run()
+		err = exec.Command(unshare, "--pid", "--fork", "--uts", "--mount-proc", "--kill-child", "true").Run()
 	}
 	if err != nil {
 		if os.Getenv(s3test.RequireEnv) != "" {
