@@ -277,6 +277,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		default:
 			fail(runErr.Error()+"; the previous sitemap set is unchanged", false)
 		}
+		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
+			fmt.Fprintln(stderr, lockedHint(locked, f))
+		}
 		return exitFail
 	}
 	msg := "done"
