@@ -41,16 +41,8 @@ func TestSwitchedSeesThePreviousGeneration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var set Set
-		for i, data := range shards {
-			sum := sha256.Sum256([]byte(data))
-			f := DescribeSum(l.Shard(i+1, sum), len(data), sum)
-			if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
-				t.Fatal(err)
-			}
-			set.Shards = append(set.Shards, f)
-		}
-		set.URLs, set.Fanout, set.Base = int64(len(shards)), 10, "https://ex.com/"
+		set := putShards(t, tx, l, shards...)
+		set.Fanout, set.Base = 10, "https://ex.com/"
 		if _, err := tx.Commit(ctx, set); err != nil {
 			t.Fatal(err)
 		}
