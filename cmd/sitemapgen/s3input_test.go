@@ -302,9 +302,9 @@ func failedRun(t *testing.T, endpoint, object, want string, inputs ...string) {
 }
 
 // TestS3InputFailures: a missing object, access denied, an object rewritten
-// during the run, a prefix without _SUCCESS under --require-success and a
-// Delta table each fail the run with one line naming the object; nothing is
-// published.
+// during the run, a prefix without _SUCCESS under --require-success, a
+// prefix of CSV objects only and a Delta table each fail the run with one
+// line naming the object; nothing is published.
 func TestS3InputFailures(t *testing.T) {
 	e := newS3Env(t)
 	dir := writeParts(t, 2, 20000, 5000)
@@ -341,6 +341,12 @@ func TestS3InputFailures(t *testing.T) {
 		failedRun(t, e.ep, url, "no _SUCCESS marker", "--require-success", url)
 		s3test.Put(t, e.c, e.bucket, "in/_SUCCESS", nil)
 		runTo(t, e.ep, []string{url}, "--require-success")
+	})
+	t.Run("only-csv", func(t *testing.T) {
+		// As for a local folder: say what to do, not only what is missing.
+		s3test.Put(t, e.c, e.bucket, "csv/urls.csv", []byte("loc\nhttps://www.example.com/a\n"))
+		csv := "s3://" + e.bucket + "/csv/"
+		failedRun(t, e.ep, csv, "is a folder without .parquet or Arrow files; name the files to read", csv)
 	})
 	t.Run("delta", func(t *testing.T) {
 		s3test.Put(t, e.c, e.bucket, "in/_delta_log/00000000000000000000.json", []byte("{}"))
