@@ -368,3 +368,45 @@ func TestRequireSuccessLocal(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }
+
+// TestZeroByteParts: a zero-byte .parquet part in an export folder or under
+// an s3:// prefix (writers leave them for empty partitions) is skipped with
+// a warning naming it; a folder of nothing else has no data rows.
+func TestZeroByteParts(t *testing.T) {
+	dir := writeParts(t, 1, 100, 100)
+	empty := filepath.Join(dir, "part-00009-c000.snappy.parquet")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, endpoint, arg, name string) {
+		t.Helper()
+		out := t.TempDir()
+		report := filepath.Join(out, "report.json")
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(out, "out"), "--report", report,
+			"--s3-endpoint", endpoint, "--s3-path-style", arg)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "WARN") || !strings.Contains(stderr, "empty part file") || !strings.Contains(stderr, name) {
+			t.Errorf("no warning naming %s:\n%s", name, stderr)
+		}
+		if rep := readReport(t, report); rep.Rows != 100 || len(rep.Inputs) != 1 {
+			t.Errorf("rows %d from %d inputs, want 100 from 1", rep.Rows, len(rep.Inputs))
+		}
+	}
+	t.Run("local", func(t *testing.T) {
+		check(t, "http://127.0.0.1:1", dir, empty)
+		only := t.TempDir()
+		os.WriteFile(filepath.Join(only, "part-00000.parquet"), nil, 0o644)
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(t.TempDir(), "out"), only)
+		if code != 1 || !strings.Contains(stderr, "no data rows") {
+			t.Errorf("a folder of zero-byte parts: exit %d, want 1 saying no data rows\n%s", code, stderr)
+		}
+	})
+	t.Run("s3", func(t *testing.T) {
+		e := newS3Env(t)
+		e.putFiles(t, dir, "in/")
+		url := "s3://" + e.bucket + "/in/"
+		check(t, e.ep, url, url+"part-00009-c000.snappy.parquet")
+	})
+}

@@ -18,9 +18,9 @@ func Expand(args []string) ([]File, error) {
 // fast, before anything is written, on inputs that cannot be read. "-" is
 // stdin. A folder (an s3:// prefix) stands for the Parquet and Arrow files
 // below it (Hive key=value/ sub-folders included, hidden and _-prefixed
-// names skipped, and empty ones, which writers leave for empty partitions,
-// skipped with a warning), a pattern with * ? or [ for the files it
-// matches; both in lexical order, so output is deterministic. s3://
+// names skipped), a pattern with * ? or [ for the files it
+// matches; both in lexical order, so output is deterministic, and without
+// their zero-byte Parquet and Arrow files (skipped with a warning). s3://
 // arguments are found and read as rem says, with ctx. A file reached twice
 // (named twice, named and found in a folder or by a glob, or through a
 // link) is an error wrapping ErrRepeatedInput: its rows would be published
@@ -87,7 +87,23 @@ func (r *Remote) expand(ctx context.Context, pl place, arg string) ([]entry, err
 	if len(ents) == 0 {
 		return nil, &noInput{e.name, "is a folder without .parquet or Arrow files; name the files to read"}
 	}
-	return ents, nil
+	return r.skipEmpty(ents), nil
+}
+
+// skipEmpty returns the listed entries but the zero-byte files of a format
+// read by position, with a warning for each: writers leave them for empty
+// partitions, and they hold not even a footer. A folder of nothing else
+// gives no file, and the run fails as for one of 0-row files: no data rows.
+func (r *Remote) skipEmpty(ents []entry) []entry {
+	kept := ents[:0]
+	for _, e := range ents {
+		if e.size == 0 && formatOf(e.name).OpenAt != nil {
+			r.log().Warn("skipped an empty part file (0 bytes; writers leave them for empty partitions)", "file", e.name)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept
 }
 
 // glob returns the entries of the files pattern matches in pl.
@@ -102,7 +118,7 @@ func (r *Remote) glob(ctx context.Context, pl place, pattern string) ([]entry, e
 	if len(ents) == 0 {
 		return nil, &noInput{pattern, "no file matches the pattern"}
 	}
-	return ents, nil
+	return r.skipEmpty(ents), nil
 }
 
 // ErrIncomplete reports a folder without the _SUCCESS marker when

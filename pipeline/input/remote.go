@@ -2,6 +2,7 @@ package input
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
@@ -18,6 +19,8 @@ type Remote struct {
 	// PrefetchBytes bounds the prefetched data, held or in flight, of one
 	// Parquet or Arrow object (0: DefaultPrefetchBytes).
 	PrefetchBytes int64
+	// Log receives the warnings of ExpandRemote (nil: slog.Default()).
+	Log *slog.Logger
 
 	mu    sync.Mutex
 	store *s3obj.Store
@@ -56,6 +59,14 @@ func (r *Remote) s3(ctx context.Context) (place, error) {
 		r.store = s
 	}
 	return &s3Place{store: r.store, budget: r.PrefetchBytes}, nil
+}
+
+// log returns where ExpandRemote's warnings go.
+func (r *Remote) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.Default()
+	}
+	return r.Log
 }
 
 // ObjectInfo is what the report says of an input read from a store.
