@@ -105,7 +105,8 @@ func newStreamSource(f *File, raw io.Reader, opt Options) (Source, error) {
 	lower := strings.TrimSuffix(strings.ToLower(f.Path), ".gz")
 	opt.Lines = strings.HasSuffix(lower, ".txt")
 
-	br := bufio.NewReaderSize(raw, 64<<10)
+	in := &countingReader{r: raw}
+	br := bufio.NewReaderSize(in, 64<<10)
 	magic, err := br.Peek(2)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -116,9 +117,50 @@ func newStreamSource(f *File, raw io.Reader, opt Options) (Source, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, err)
 		}
-		r = zr
+		r = &gzipStream{zr: zr, in: in, br: br}
 	}
 	return f.format.NewStream(r, name, opt), nil
+}
+
+// countingReader counts the bytes read through it and keeps its error.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+// gzipStream is the decompressed bytes of a gzip input. A damaged stream's
+// error says where in the file the damage was found (the stream format's
+// reader adds the line); an error of the input itself is left as it is.
+type gzipStream struct {
+	zr *gzip.Reader
+	in *countingReader
+	br *bufio.Reader // between in and zr
+}
+
+func (g *gzipStream) Read(p []byte) (int, error) {
+	n, err := g.zr.Read(p)
+	if err != nil && err != io.EOF && g.in.err == nil {
+		off := g.in.n - int64(g.br.Buffered())
+		where := fmt.Sprintf("byte %d of the file", off)
+		if err == io.ErrUnexpectedEOF {
+			where += ": it is cut short"
+		}
+		if strings.HasPrefix(err.Error(), "gzip: ") { // gzip.ErrChecksum, ErrHeader
+			return n, fmt.Errorf("%w (%s)", err, where)
+		}
+		return n, fmt.Errorf("gzip: %w (%s)", err, where)
+	}
+	return n, err
 }
 
 // openWaiting opens f as a stream, for an input that may block on open, as
