@@ -59,7 +59,7 @@ func readAll(t *testing.T, r *Reader) (vals []string, pages int) {
 			t.Fatal(err)
 		}
 		pages++
-		for range pg.N {
+		for range pg.Left() {
 			v, err := r.Value(&pg)
 			if err != nil {
 				t.Fatal(err)

@@ -43,7 +43,7 @@ import (
 // --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
 // string. A null is an absent field. Nested and repeated columns are refused,
 // but for the list extension columns images, alternates and videos
-// (pqList), read through the same page decoder.
+// (listColumn), read through the same page decoder.
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type Reader struct {
@@ -53,17 +53,17 @@ type Reader struct {
 	size int64
 	pf   *parquet.File
 
-	cols  [input.NumColumns]*pqColumn // nil: the file has no such column
-	rg    int                         // next row group to open
-	left  int64                       // rows of the open row group not read yet
+	cols  [input.NumColumns]*column // nil: the file has no such column
+	rg    int                       // next row group to open
+	left  int64                     // rows of the open row group not read yet
 	rows  int64
 	err   error
 	spans [input.NumColumns][]columnar.Span
 
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []*pqColumn        // nil for a list column: lists
+	extCols  []*column          // nil for a list column: lists
 	extSpans [][]columnar.Span
-	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
+	lists    []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetched bool // the first row group's chunks were asked for (see prefetch)
 	sync       bool // pages read on the filling goroutine (pqpage.Reader.Sync)
@@ -92,8 +92,8 @@ const (
 	kindBool                       // BOOLEAN: "true" or "false"
 )
 
-// pqColumn reads one mapped column, a page at a time.
-type pqColumn struct {
+// column reads one mapped column, a page at a time.
+type column struct {
 	field  input.Column
 	name   string
 	leaf   *parquet.Column
@@ -107,6 +107,7 @@ type pqColumn struct {
 	page  pqpage.Page
 	lv    [pqpage.LevelBlock]uint32 // definition levels of a block of rows
 	ix    [pqpage.LevelBlock]uint32 // dictionary indexes of a block of rows
+	ends  [pqpage.LevelBlock]uint32 // where each string of a block ends (see pqpage.Page.AppendStrings)
 
 	texts *textCache // numbers and dates as text: they repeat
 }
@@ -205,7 +206,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 			}
 			continue
 		}
-		pc, err := newPQColumn(c, top[m.Index[c]])
+		pc, err := newColumn(c, top[m.Index[c]])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -229,9 +230,9 @@ next:
 			}
 			continue
 		}
-		pc, err := newPQColumn(columnar.ExtLike(x.Kind), col)
+		pc, err := newColumn(columnar.ExtLike(x.Kind), col)
 		if err != nil {
-			pc, err = newPQExtColumn(x.Kind, col, err)
+			pc, err = newExtColumn(x.Kind, col, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
@@ -246,14 +247,14 @@ next:
 // Extensions returns the extension columns of the file.
 func (pr *Reader) Extensions() []encode.ExtColumn { return pr.ext }
 
-// newPQExtColumn accepts the integer columns of video:duration and
+// newExtColumn accepts the integer columns of video:duration and
 // video:view_count and the BOOLEAN columns of mobile and the yes/no video
 // elements, or returns typeErr, the error of the string column they are not.
-func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqColumn, error) {
+func newExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*column, error) {
 	if !col.Leaf() || col.Repeated() || col.MaxRepetitionLevel() > 0 || col.MaxDefinitionLevel() > 1 {
 		return nil, typeErr
 	}
-	pc := &pqColumn{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	pc := &column{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	switch kind := col.Type().Kind(); {
 	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int32:
 		pc.kind = kindInt32
@@ -276,9 +277,9 @@ func columnNames(cols []*parquet.Column) []string {
 	return names
 }
 
-// newPQColumn checks that col can be read as field c and decides how.
-func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
-	pc, err := newPQColumnKind(c, col)
+// newColumn checks that col can be read as field c and decides how.
+func newColumn(c input.Column, col *parquet.Column) (*column, error) {
+	pc, err := columnKind(c, col)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +288,7 @@ func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
 }
 
 // setPages sets up the page decoder for the column's kind of values.
-func (pc *pqColumn) setPages() {
+func (pc *column) setPages() {
 	switch pc.kind {
 	case kindBytes:
 		pc.pages.Size = 0
@@ -305,8 +306,8 @@ func (pc *pqColumn) setPages() {
 	pc.pages.Type = format.Type(pc.leaf.Type().Kind())
 }
 
-func newPQColumnKind(c input.Column, col *parquet.Column) (*pqColumn, error) {
-	pc := &pqColumn{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+func columnKind(c input.Column, col *parquet.Column) (*column, error) {
+	pc := &column{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typeErr := func(what string) error {
 		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.DefaultNames[c], input.ErrColumnType, what)
 	}
@@ -510,7 +511,7 @@ func (pr *Reader) Fill(b *input.Batch, chunk int) (err error) {
 	return nil
 }
 
-func (pr *Reader) colErr(c *pqColumn, err error) error {
+func (pr *Reader) colErr(c *column, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("column chunk ends before the row group's %d rows: %w", pr.pf.RowGroups()[pr.rg-1].NumRows(), io.ErrUnexpectedEOF)
 	}
@@ -551,7 +552,7 @@ func (pr *Reader) nextRowGroup() error {
 // openChunk starts c on its column chunk in row group g (pr.rg-1), which
 // holds at most values values (levels, for a list leaf; rows otherwise). The
 // chunk must lie inside the file.
-func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
+func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 	i := c.leaf.Index()
 	if i < 0 || i >= len(g.Columns) {
 		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
@@ -571,11 +572,11 @@ func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error
 	return nil
 }
 
-func (c *pqColumn) close() { c.pages.Close() }
+func (c *column) close() { c.pages.Close() }
 
 // takeRows takes the values of exactly n rows of col, as views into buf:
 // fewer is a truncated column. Errors name the column.
-func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
+func (pr *Reader) takeRows(col *column, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
 	buf, spans, m, err := col.take(buf, spans, n, -1)
 	if err == nil && m < n {
 		err = io.ErrUnexpectedEOF
@@ -590,128 +591,86 @@ func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n i
 // spans, and reports how many it took: fewer than want when budget >= 0 and
 // buf reached budget bytes, or when the column chunk ended (io.EOF). Every
 // turn of its loop delivers rows or reads a page (which consumes bytes of
-// the chunk), so it ends.
-func (c *pqColumn) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
+// the chunk), so it ends. The page checks every value against itself.
+func (c *column) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
 	took := 0
 	pg := &c.page
-	p := &c.pages
 	for took < want {
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
-		if pg.R == pg.N {
-			if err := p.Next(pg, c.maxDef, 0); err != nil {
+		if pg.Left() == 0 {
+			if err := c.pages.Next(pg, c.maxDef, 0); err != nil {
 				return buf, spans, took, err
 			}
 			continue
 		}
-		k := min(want-took, pg.N-pg.R)
-		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.Plain && !pg.Dict {
-			// The hot path: a required plain string column.
-			vals := pg.Vals
-			at := pg.VP
-			for range k {
-				if len(vals)-at < 4 {
-					return buf, spans, took, errors.New("page has fewer values than rows")
-				}
-				l := binary.LittleEndian.Uint32(vals[at:])
-				if uint64(l) > uint64(len(vals)-at-4) {
-					return buf, spans, took, errors.New("value longer than its page")
-				}
-				start := len(buf)
-				buf = append(buf, vals[at+4:at+4+int(l)]...)
-				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
-				at += 4 + int(l)
-				pg.R++
-				took++
-				if budget >= 0 && len(buf) >= budget {
-					break
-				}
-			}
-			pg.VP = at
-			continue
-		}
-		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.DeltaLengthByteArray {
-			// A required string column as parquet-go writes it.
-			vals := pg.Vals
-			at := pg.VP
-			for range k {
-				l, err := pg.Lens.Next()
-				if err != nil {
-					return buf, spans, took, err
-				}
-				if uint64(l) > uint64(len(vals)-at) {
-					return buf, spans, took, errors.New("value longer than its page")
-				}
-				start := len(buf)
-				buf = append(buf, vals[at:at+int(l)]...)
-				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
-				at += int(l)
-				pg.R++
-				took++
-				if budget >= 0 && len(buf) >= budget {
-					break
-				}
-			}
-			pg.VP = at
-			continue
-		}
-		k = min(k, pqpage.LevelBlock)
-		if budget >= 0 && (pg.HasDef || pg.Dict) {
-			k = min(k, 64) // levels and indexes decoded ahead are not given back
-		}
-		var lv []uint32
-		nonNull := k
-		if pg.HasDef {
-			lv = c.lv[:k]
-			if err := pg.Levels.Read(lv); err != nil {
-				return buf, spans, took, err
-			}
-			def := uint32(c.maxDef)
-			nonNull = 0
-			for _, l := range lv {
-				if l == def {
-					nonNull++
-				}
-			}
-		}
-		var ix []uint32
-		if pg.Dict {
-			ix = c.ix[:nonNull]
-			if err := pg.Idx.Read(ix); err != nil {
-				return buf, spans, took, err
-			}
-		}
-		j := 0
-		for i := range k {
-			if lv != nil && lv[i] != uint32(c.maxDef) {
-				spans = append(spans, columnar.NullSpan)
-				continue
-			}
-			var v []byte
+		k := min(want-took, pg.Left(), pqpage.LevelBlock)
+		if c.kind == kindBytes && pg.Strings() {
+			// The hot path: a required string column, PLAIN or as
+			// parquet-go writes it (DELTA_LENGTH_BYTE_ARRAY).
+			start := uint32(len(buf))
+			var ends []uint32
 			var err error
-			if ix != nil {
-				v, err = p.DictValue(ix[j])
-				j++
-			} else {
-				v, err = p.Value(pg)
+			buf, ends, err = pg.AppendStrings(buf, c.ends[:0], k, budget)
+			for _, end := range ends {
+				spans = append(spans, columnar.Span{Start: start, End: end})
+				start = end
 			}
+			took += len(ends)
 			if err != nil {
 				return buf, spans, took, err
 			}
-			start := len(buf)
-			buf = c.appendValue(buf, v)
-			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+			continue
 		}
-		pg.R += k
+		var err error
+		if buf, spans, k, err = c.takeBlock(buf, spans, k, budget); err != nil {
+			return buf, spans, took, err
+		}
 		took += k
 	}
 	return buf, spans, took, nil
 }
 
+// takeBlock appends the next k rows of the page (k <= Left()), or fewer
+// when budget >= 0, and reports how many: their levels and dictionary
+// indexes a block at a time, then each value.
+func (c *column) takeBlock(buf []byte, spans []columnar.Span, k, budget int) ([]byte, []columnar.Span, int, error) {
+	pg := &c.page
+	if budget >= 0 && (pg.HasDef() || pg.Dict()) {
+		k = min(k, 64) // levels and indexes decoded ahead are not given back
+	}
+	lv := c.lv[:k]
+	if _, err := pg.Block(nil, lv, c.ix[:], c.maxDef); err != nil {
+		return buf, spans, 0, err
+	}
+	j := 0
+	for i := range k {
+		if pg.HasDef() && lv[i] != uint32(c.maxDef) {
+			spans = append(spans, columnar.NullSpan)
+			continue
+		}
+		var v []byte
+		var err error
+		if pg.Dict() {
+			v, err = c.pages.DictValue(c.ix[j])
+			j++
+		} else {
+			v, err = c.pages.Value(pg)
+		}
+		if err != nil {
+			return buf, spans, 0, err
+		}
+		start := len(buf)
+		buf = c.appendValue(buf, v)
+		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+	}
+	return buf, spans, k, nil
+}
+
 // appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
 // without its length; of the size of its type otherwise), as text.
-func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
+func (c *column) appendValue(buf []byte, v []byte) []byte {
 	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.Size == 0 || len(v) > 12 {
 		return c.formatValue(buf, v)
 	}
@@ -731,7 +690,7 @@ func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
 }
 
 // formatValue appends v as text.
-func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
+func (c *column) formatValue(buf []byte, v []byte) []byte {
 	le := binary.LittleEndian
 	switch c.kind {
 	case kindBytes:
