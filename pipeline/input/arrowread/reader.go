@@ -36,7 +36,7 @@ import (
 // without one, so read in --lastmod-tz, when it has none); priority is a
 // float32, float64, decimal128 or a string. A null is an absent field. The
 // list extension columns images, alternates and videos are list or
-// large_list columns (arrowList).
+// large_list columns (listColumn).
 //
 // arrow-go decodes the messages, which sitemapgen reads and checks first
 // (arrowmsg.Reader): nothing a corrupt input claims (lengths, counts,
@@ -60,7 +60,7 @@ type Reader struct {
 	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
 	extCols  []int              // their field indexes
 	extSpans [][]columnar.Span
-	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrowList
+	lists    []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetch func() // nil, or the prefetch the first Fill starts
 }
@@ -141,7 +141,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 			}
 			continue
 		}
-		if err := checkArrowType(c, fields[i]); err != nil {
+		if err := checkType(c, fields[i]); err != nil {
 			ar.Close()
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -166,7 +166,7 @@ next:
 			}
 			continue
 		}
-		if err := checkArrowExtType(x.Kind, f); err != nil {
+		if err := checkExtType(x.Kind, f); err != nil {
 			ar.Close()
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -180,12 +180,12 @@ next:
 // Extensions returns the extension columns of the input.
 func (ar *Reader) Extensions() []encode.ExtColumn { return ar.ext }
 
-// checkArrowExtType reports whether field f can be read as an extension
+// checkExtType reports whether field f can be read as an extension
 // column of kind k: as the core field columnar.ExtLike(k) can, or as an integer
 // (video:duration, video:view_count) or a boolean (mobile and the yes/no
 // video elements).
-func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
-	err := checkArrowType(columnar.ExtLike(k), f)
+func checkExtType(k encode.ExtKind, f arrow.Field) error {
+	err := checkType(columnar.ExtLike(k), f)
 	if err == nil {
 		return nil
 	}
@@ -202,8 +202,8 @@ func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
 	return err
 }
 
-// checkArrowType reports whether field f can be read as field c.
-func checkArrowType(c input.Column, f arrow.Field) error {
+// checkType reports whether field f can be read as field c.
+func checkType(c input.Column, f arrow.Field) error {
 	t := f.Type
 	if d, ok := t.(*arrow.DictionaryType); ok {
 		t = d.ValueType
@@ -316,7 +316,7 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
 		}
 		want := min(int(ar.rec.NumRows())-ar.pos, input.MaxBatchRows-total)
 		var n int
-		b.Buf, ar.spans[input.Loc], n, err = takeArrow(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+		b.Buf, ar.spans[input.Loc], n, err = take(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
 		if err != nil {
 			return ar.colErr(input.Loc, err)
 		}
@@ -324,7 +324,7 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
 			if ar.cols[c] < 0 {
 				continue
 			}
-			b.Buf, ar.spans[c], _, err = takeArrow(b.Buf, ar.spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1)
+			b.Buf, ar.spans[c], _, err = take(b.Buf, ar.spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1)
 			if err != nil {
 				return ar.colErr(c, err)
 			}
@@ -333,7 +333,7 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
 			if l := ar.list(x); l != nil {
 				b.Buf, ar.extSpans[x], err = l.take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n)
 			} else {
-				b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+				b.Buf, ar.extSpans[x], _, err = take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
@@ -367,14 +367,14 @@ func (ar *Reader) colErr(c input.Column, err error) error {
 	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
 }
 
-var errArrowLength = errors.New("column shorter than its record batch")
+var errLength = errors.New("column shorter than its record batch")
 
-// takeArrow appends rows from..from+n of arr to buf as text, their spans to
+// take appends rows from..from+n of arr to buf as text, their spans to
 // spans, and reports how many it took: fewer than n when budget >= 0 and
 // buf reached budget bytes.
-func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+func take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	if arr.Len() < from+n {
-		return buf, spans, 0, errArrowLength
+		return buf, spans, 0, errLength
 	}
 	switch a := arr.(type) {
 	case *array.String:
@@ -433,7 +433,7 @@ func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budg
 	return buf, spans, 0, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 }
 
-// takeDict is takeArrow for a dictionary-encoded array: each row is its
+// takeDict is take for a dictionary-encoded array: each row is its
 // dictionary value.
 func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	dict := a.Dictionary()
@@ -454,7 +454,7 @@ func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, b
 			var k int
 			// One dictionary value, through the typed loops above; one is
 			// the scratch span list of length 1 on the stack's behalf.
-			buf, one, k, err = takeArrow(buf, one[:0], dict, j, 1, -1)
+			buf, one, k, err = take(buf, one[:0], dict, j, 1, -1)
 			if err != nil || k != 1 {
 				return buf, spans, took, err
 			}
