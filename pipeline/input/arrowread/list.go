@@ -38,12 +38,11 @@ func (ar *Reader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
 	if err != nil {
 		return err
 	}
-	for len(ar.lists) < len(ar.ext) {
+	for len(ar.lists) < len(ar.fill.Ext) {
 		ar.lists = append(ar.lists, nil)
 	}
-	ar.ext = append(ar.ext, x)
+	ar.fill.AddExt(x)
 	ar.extCols = append(ar.extCols, i)
-	ar.extSpans = append(ar.extSpans, nil)
 	ar.lists = append(ar.lists, al)
 	return nil
 }

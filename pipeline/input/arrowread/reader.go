@@ -46,39 +46,27 @@ import (
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type Reader struct {
-	name  string
-	file  *os.File
-	sr    *ipc.Reader // over arrowMessages: the file or the stream format
-	next  int         // next record batch
-	rec   arrow.RecordBatch
-	pos   int // next row of rec
-	cols  [input.NumColumns]int
-	rows  int64
-	err   error
-	spans [input.NumColumns][]columnar.Span
+	name string
+	file *os.File
+	sr   *ipc.Reader // over arrowMessages: the file or the stream format
+	next int         // next record batch
+	rec  arrow.RecordBatch
+	pos  int // next row of rec
+	cols [input.NumColumns]int
+	fill columnar.Filler // its Ext are the extension columns (see encode.ParseExtColumn)
 
-	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []int              // their field indexes
-	extSpans [][]columnar.Span
-	lists    []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
+	extCols []int         // their field indexes
+	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetch func() // nil, or the prefetch the first Fill starts
 }
 
 // Open opens the Arrow IPC file or stream name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	f, err := os.Open(name)
+	ar, f, err := columnar.OpenFile(name, func(r io.ReaderAt, size int64) (*Reader, error) {
+		return NewReader(r, size, name, opt)
+	})
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	ar, err := NewReader(f, fi.Size(), name, opt)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	ar.file = f
@@ -96,6 +84,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 		}
 	}()
 	ar = &Reader{name: source}
+	ar.fill.Name, ar.fill.Take, ar.fill.Where = source, ar.take, ar.where
 	if pf, ok := r.(input.Prefetcher); ok {
 		// An object in a store: every record batch carries every column,
 		// so the first Fill prefetches the whole object, front to back, a
@@ -126,59 +115,30 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 	for i, f := range fields {
 		have[i] = f.Name
 	}
-	m, merr := opt.Map(have)
-	if errors.Is(merr, input.ErrDuplicateColumn) {
-		ar.Close()
-		return nil, fmt.Errorf("%s: %w", source, merr)
-	}
-	for c := range input.NumColumns {
+	for c := range ar.cols {
 		ar.cols[c] = -1
-		i := m.Index[c]
-		if i < 0 {
-			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
-				ar.Close()
-				return nil, fmt.Errorf("%s: %w", source, merr)
-			}
-			continue
-		}
-		if err := checkType(c, fields[i]); err != nil {
-			ar.Close()
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		ar.cols[c] = i
 	}
-	// Extension columns: the other fields named like one.
-next:
-	for i, f := range fields {
-		for _, c := range ar.cols {
-			if c == i {
-				continue next
-			}
-		}
-		x, ok := encode.ParseExtColumn(f.Name)
-		if !ok {
-			continue
-		}
-		if columnar.IsListKind(x.Kind) {
-			if err := ar.addList(x, i, f); err != nil {
-				ar.Close()
-				return nil, fmt.Errorf("%s: %w", source, err)
-			}
-			continue
-		}
-		if err := checkExtType(x.Kind, f); err != nil {
-			ar.Close()
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		ar.ext = append(ar.ext, x)
-		ar.extCols = append(ar.extCols, i)
-		ar.extSpans = append(ar.extSpans, nil)
+	err = columnar.Map(have, opt, columnar.Opener{
+		Core: func(c input.Column, i int) error {
+			ar.cols[c], ar.fill.Core[c] = i, true
+			return checkType(c, fields[i])
+		},
+		Ext: func(x encode.ExtColumn, i int) error {
+			ar.fill.AddExt(x)
+			ar.extCols = append(ar.extCols, i)
+			return checkExtType(x.Kind, fields[i])
+		},
+		List: func(x encode.ExtColumn, i int) error { return ar.addList(x, i, fields[i]) },
+	})
+	if err != nil {
+		ar.Close()
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return ar, nil
 }
 
 // Extensions returns the extension columns of the input.
-func (ar *Reader) Extensions() []encode.ExtColumn { return ar.ext }
+func (ar *Reader) Extensions() []encode.ExtColumn { return ar.fill.Ext }
 
 // checkExtType reports whether field f can be read as an extension
 // column of kind k: as the core field columnar.ExtLike(k) can, or as an integer
@@ -236,7 +196,7 @@ func checkType(c input.Column, f arrow.Field) error {
 }
 
 // Rows reports the rows handed out so far.
-func (ar *Reader) Rows() int64 { return ar.rows }
+func (ar *Reader) Rows() int64 { return ar.fill.Rows() }
 
 // Close releases the input.
 func (ar *Reader) Close() error {
@@ -277,90 +237,53 @@ func (ar *Reader) nextRecord() error {
 // io.EOF when the input is exhausted and it added no rows; errors name the
 // file and record batch, wrap input.ErrCorrupt, and are sticky. A panic of the
 // Arrow library on a corrupt input is returned as such an error.
-func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
-	if ar.err != nil {
-		return ar.err
-	}
-	if chunk <= 0 {
-		chunk = input.DefaultChunk
-	}
+func (ar *Reader) Fill(b *input.Batch, chunk int) error {
 	if ar.prefetch != nil {
 		ar.prefetch()
 		ar.prefetch = nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: record batch %d: %w: %v", ar.name, ar.next-1, input.ErrCorrupt, p)
+	return ar.fill.Fill(b, chunk)
+}
+
+// where names the record batch being read, for a panic.
+func (ar *Reader) where() string { return fmt.Sprintf("record batch %d", ar.next-1) }
+
+// take is the Filler's Take: the next rows of the current record batch, at
+// most max, after moving on to the next one when it is done.
+func (ar *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+	if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
+		if err := ar.nextRecord(); err != nil {
+			return buf, 0, err
 		}
-		if err != nil && err != io.EOF {
-			ar.err = err
-		}
-	}()
-	b.Source = ar.name
-	budget := len(b.Buf) + chunk
-	for c := range ar.spans {
-		ar.spans[c] = ar.spans[c][:0]
 	}
-	for x := range ar.extSpans {
-		ar.extSpans[x] = ar.extSpans[x][:0]
+	f := &ar.fill
+	want := min(int(ar.rec.NumRows())-ar.pos, max)
+	var n int
+	var err error
+	buf, f.Spans[input.Loc], n, err = take(buf, f.Spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+	if err != nil {
+		return buf, 0, ar.colErr(input.Loc, err)
 	}
-	total := 0
-	for len(b.Buf) < budget && total < input.MaxBatchRows {
-		if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
-			if err := ar.nextRecord(); err != nil {
-				if err == io.EOF {
-					break
-				}
-				return err
-			}
+	for c := input.Loc + 1; c < input.NumColumns; c++ {
+		if ar.cols[c] < 0 {
+			continue
 		}
-		want := min(int(ar.rec.NumRows())-ar.pos, input.MaxBatchRows-total)
-		var n int
-		b.Buf, ar.spans[input.Loc], n, err = take(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+		if buf, f.Spans[c], _, err = take(buf, f.Spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1); err != nil {
+			return buf, 0, ar.colErr(c, err)
+		}
+	}
+	for x, fi := range ar.extCols {
+		if l := ar.list(x); l != nil {
+			buf, f.ExtSpans[x], err = l.take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n)
+		} else {
+			buf, f.ExtSpans[x], _, err = take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+		}
 		if err != nil {
-			return ar.colErr(input.Loc, err)
-		}
-		for c := input.Loc + 1; c < input.NumColumns; c++ {
-			if ar.cols[c] < 0 {
-				continue
-			}
-			b.Buf, ar.spans[c], _, err = take(b.Buf, ar.spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1)
-			if err != nil {
-				return ar.colErr(c, err)
-			}
-		}
-		for x, fi := range ar.extCols {
-			if l := ar.list(x); l != nil {
-				b.Buf, ar.extSpans[x], err = l.take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n)
-			} else {
-				b.Buf, ar.extSpans[x], _, err = take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
-			}
-		}
-		ar.pos += n
-		total += n
-	}
-	if len(ar.ext) > 0 {
-		b.SetExt(ar.ext)
-		for x := range ar.extCols {
-			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
+			return buf, 0, fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
 		}
 	}
-	for c := range input.NumColumns {
-		if ar.cols[c] >= 0 {
-			columnar.SetViews(b, c, ar.spans[c])
-		}
-	}
-	for i := range total {
-		b.Line = append(b.Line, ar.rows+int64(i)+1)
-	}
-	ar.rows += int64(total)
-	if total == 0 {
-		return io.EOF
-	}
-	return nil
+	ar.pos += n
+	return buf, n, nil
 }
 
 func (ar *Reader) colErr(c input.Column, err error) error {

@@ -61,12 +61,11 @@ func (pr *Reader) addList(x encode.ExtColumn, col *parquet.Column) error {
 	if err != nil {
 		return err
 	}
-	for len(pr.lists) < len(pr.ext) {
+	for len(pr.lists) < len(pr.fill.Ext) {
 		pr.lists = append(pr.lists, nil)
 	}
-	pr.ext = append(pr.ext, x)
+	pr.fill.AddExt(x)
 	pr.extCols = append(pr.extCols, nil)
-	pr.extSpans = append(pr.extSpans, nil)
 	pr.lists = append(pr.lists, pl)
 	return nil
 }

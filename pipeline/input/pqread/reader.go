@@ -53,17 +53,13 @@ type Reader struct {
 	size int64
 	pf   *parquet.File
 
-	cols  [input.NumColumns]*column // nil: the file has no such column
-	rg    int                       // next row group to open
-	left  int64                     // rows of the open row group not read yet
-	rows  int64
-	err   error
-	spans [input.NumColumns][]columnar.Span
+	cols [input.NumColumns]*column // nil: the file has no such column
+	rg   int                       // next row group to open
+	left int64                     // rows of the open row group not read yet
+	fill columnar.Filler           // its Ext are the extension columns (see encode.ParseExtColumn)
 
-	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []*column          // nil for a list column: lists
-	extSpans [][]columnar.Span
-	lists    []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
+	extCols []*column     // nil for a list column: lists
+	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetched bool // the first row group's chunks were asked for (see prefetch)
 	sync       bool // pages read on the filling goroutine (pqpage.Reader.Sync)
@@ -137,18 +133,10 @@ func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
 
 // Open opens the Parquet file name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	f, err := os.Open(name)
+	pr, f, err := columnar.OpenFile(name, func(r io.ReaderAt, size int64) (*Reader, error) {
+		return NewReader(r, size, name, opt)
+	})
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	pr, err := NewReader(f, fi.Size(), name, opt)
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	pr.file = f
@@ -181,8 +169,9 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 	}
 	// Pages are read ahead on another goroutine when there is another core.
 	pr = &Reader{name: source, r: r, size: size, pf: pf, sync: opt.Sequential || runtime.GOMAXPROCS(0) == 1}
+	pr.fill.Name, pr.fill.Take, pr.fill.Where = source, pr.take, pr.where
 	if sp, ok := spansPool.Get().(*[input.NumColumns][]columnar.Span); ok {
-		pr.spans = *sp
+		pr.fill.Spans = *sp
 	}
 	// RLE lets a few bytes stand for millions of rows; a URL list holds
 	// distinct URLs, which cost bytes. A file claiming more than
@@ -195,57 +184,31 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 		rows += g.NumRows
 	}
 	top := pf.Root().Columns()
-	m, merr := opt.Map(columnNames(top))
-	if errors.Is(merr, input.ErrDuplicateColumn) {
-		return nil, fmt.Errorf("%s: %w", source, merr)
-	}
-	for c := range input.NumColumns {
-		if m.Index[c] < 0 {
-			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
-				return nil, fmt.Errorf("%s: %w", source, merr)
+	err = columnar.Map(columnNames(top), opt, columnar.Opener{
+		Core: func(c input.Column, i int) error {
+			pc, err := newColumn(c, top[i])
+			pr.cols[c], pr.fill.Core[c] = pc, pc != nil
+			return err
+		},
+		Ext: func(x encode.ExtColumn, i int) error {
+			pc, err := newColumn(columnar.ExtLike(x.Kind), top[i])
+			if err != nil {
+				pc, err = newExtColumn(x.Kind, top[i], err)
 			}
-			continue
-		}
-		pc, err := newColumn(c, top[m.Index[c]])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		pr.cols[c] = pc
-	}
-	// Extension columns: the other top-level columns named like one.
-next:
-	for _, col := range top {
-		for _, pc := range pr.cols {
-			if pc != nil && pc.leaf == col {
-				continue next
-			}
-		}
-		x, ok := encode.ParseExtColumn(col.Name())
-		if !ok {
-			continue
-		}
-		if columnar.IsListKind(x.Kind) {
-			if err := pr.addList(x, col); err != nil {
-				return nil, fmt.Errorf("%s: %w", source, err)
-			}
-			continue
-		}
-		pc, err := newColumn(columnar.ExtLike(x.Kind), col)
-		if err != nil {
-			pc, err = newExtColumn(x.Kind, col, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		pr.ext = append(pr.ext, x)
-		pr.extCols = append(pr.extCols, pc)
-		pr.extSpans = append(pr.extSpans, nil)
+			pr.fill.AddExt(x)
+			pr.extCols = append(pr.extCols, pc)
+			return err
+		},
+		List: func(x encode.ExtColumn, i int) error { return pr.addList(x, top[i]) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return pr, nil
 }
 
 // Extensions returns the extension columns of the file.
-func (pr *Reader) Extensions() []encode.ExtColumn { return pr.ext }
+func (pr *Reader) Extensions() []encode.ExtColumn { return pr.fill.Ext }
 
 // newExtColumn accepts the integer columns of video:duration and
 // video:view_count and the BOOLEAN columns of mobile and the yes/no video
@@ -391,7 +354,7 @@ func columnKind(c input.Column, col *parquet.Column) (*column, error) {
 }
 
 // Rows reports the rows handed out so far.
-func (pr *Reader) Rows() int64 { return pr.rows }
+func (pr *Reader) Rows() int64 { return pr.fill.Rows() }
 
 // Close releases the file.
 func (pr *Reader) Close() error {
@@ -400,10 +363,10 @@ func (pr *Reader) Close() error {
 			c.close()
 		}
 	}
-	if pr.spans[input.Loc] != nil {
-		sp := pr.spans
+	if pr.fill.Spans[input.Loc] != nil {
+		sp := pr.fill.Spans
 		spansPool.Put(&sp)
-		pr.spans = [input.NumColumns][]columnar.Span{}
+		pr.fill.Spans = [input.NumColumns][]columnar.Span{}
 	}
 	pr.closeLists()
 	if pr.file != nil {
@@ -420,95 +383,50 @@ func (pr *Reader) Close() error {
 // io.EOF when the file is exhausted and it added no rows; errors name the
 // file, row group and column, wrap input.ErrCorrupt, and are sticky. A panic of
 // the Parquet library on a corrupt file is returned as such an error.
-func (pr *Reader) Fill(b *input.Batch, chunk int) (err error) {
-	if pr.err != nil {
-		return pr.err
+func (pr *Reader) Fill(b *input.Batch, chunk int) error { return pr.fill.Fill(b, chunk) }
+
+// where names the row group being read, for a panic.
+func (pr *Reader) where() string { return fmt.Sprintf("row group %d", pr.rg) }
+
+// take is the Filler's Take: the next rows of the open row group, at most
+// max, or the next row group opened.
+func (pr *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+	if pr.left == 0 {
+		return buf, 0, pr.nextRowGroup()
 	}
-	if chunk <= 0 {
-		chunk = input.DefaultChunk
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: row group %d: %w: %v", pr.name, pr.rg, input.ErrCorrupt, p)
-		}
-		if err != nil && err != io.EOF {
-			pr.err = err
-		}
-	}()
-	b.Source = pr.name
-	rows0 := len(b.Line)
-	budget := len(b.Buf) + chunk
-	for c := range pr.spans {
-		pr.spans[c] = pr.spans[c][:0]
-	}
-	for x := range pr.extSpans {
-		pr.extSpans[x] = pr.extSpans[x][:0]
+	f := &pr.fill
+	want := int(min(pr.left, int64(max)))
+	if len(pr.lists) > 0 {
+		// A row's lists may be large (up to maxListBytes each): take
+		// one row at a time, so that the batch stops at its budget.
+		want = 1
 	}
 	loc := pr.cols[input.Loc]
-	total := 0
-	for len(b.Buf) < budget && total < input.MaxBatchRows {
-		if pr.left == 0 {
-			if err := pr.nextRowGroup(); err != nil {
-				if err == io.EOF {
-					break
-				}
-				return err
+	var n int
+	var err error
+	buf, f.Spans[input.Loc], n, err = loc.take(buf, f.Spans[input.Loc], want, budget)
+	if err != nil {
+		return buf, 0, pr.colErr(loc, err)
+	}
+	for c := input.Loc + 1; c < input.NumColumns; c++ {
+		if col := pr.cols[c]; col != nil {
+			if buf, f.Spans[c], err = pr.takeRows(col, buf, f.Spans[c], n); err != nil {
+				return buf, 0, err
 			}
-			continue
 		}
-		want := int(min(pr.left, int64(input.MaxBatchRows-total)))
-		if len(pr.lists) > 0 {
-			// A row's lists may be large (up to maxListBytes each): take
-			// one row at a time, so that the batch stops at its budget.
-			want = 1
+	}
+	for x, col := range pr.extCols {
+		if col == nil {
+			buf, f.ExtSpans[x], err = pr.takeList(x, buf, f.ExtSpans[x], n)
+		} else {
+			buf, f.ExtSpans[x], err = pr.takeRows(col, buf, f.ExtSpans[x], n)
 		}
-		var n int
-		b.Buf, pr.spans[input.Loc], n, err = loc.take(b.Buf, pr.spans[input.Loc], want, budget)
 		if err != nil {
-			return pr.colErr(loc, err)
-		}
-		for c := input.Loc + 1; c < input.NumColumns; c++ {
-			col := pr.cols[c]
-			if col == nil {
-				continue
-			}
-			if b.Buf, pr.spans[c], err = pr.takeRows(col, b.Buf, pr.spans[c], n); err != nil {
-				return err
-			}
-		}
-		for x, col := range pr.extCols {
-			if col == nil {
-				if b.Buf, pr.extSpans[x], err = pr.takeList(x, b.Buf, pr.extSpans[x], n); err != nil {
-					return err
-				}
-				continue
-			}
-			if b.Buf, pr.extSpans[x], err = pr.takeRows(col, b.Buf, pr.extSpans[x], n); err != nil {
-				return err
-			}
-		}
-		pr.left -= int64(n)
-		total += n
-	}
-	for c := range input.NumColumns {
-		if pr.cols[c] != nil {
-			columnar.SetViews(b, c, pr.spans[c])
+			return buf, 0, err
 		}
 	}
-	if len(pr.ext) > 0 {
-		b.SetExt(pr.ext)
-		for x := range pr.extCols {
-			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
-		}
-	}
-	for i := range total {
-		b.Line = append(b.Line, pr.rows+int64(i)+1)
-	}
-	pr.rows += int64(total)
-	if len(b.Line) == rows0 {
-		return io.EOF
-	}
-	return nil
+	pr.left -= int64(n)
+	return buf, n, nil
 }
 
 func (pr *Reader) colErr(c *column, err error) error {
