@@ -21,7 +21,10 @@ func keysOf(objs []s3obj.Object) []string {
 // TestList: ListFolder, Glob, IsFolder and HasSuccess over the layouts
 // exports leave (pipeline/input's TestExpandS3 tests what an argument
 // stands for, from them).
-func TestList(t *testing.T) {
+// exportStore returns a store and a bucket holding the layouts exports
+// leave: a Spark export with Hive folders and hidden files, one without
+// _SUCCESS, a Delta table, a lone CSV.
+func exportStore(t *testing.T) (*env, *s3obj.Store) {
 	e := newEnv(t)
 	s := e.store(t, e.ep)
 	for _, k := range []string{
@@ -43,6 +46,11 @@ func TestList(t *testing.T) {
 		e.put(t, k, []byte("x"+k))
 	}
 	e.put(t, "spark/empty-folder/", nil) // a console's "folder"
+	return e, s
+}
+
+func TestList(t *testing.T) {
+	e, s := exportStore(t)
 	ctx := context.Background()
 	parquet := func(k string) bool { return strings.HasSuffix(k, ".parquet") || strings.HasSuffix(k, ".arrow") }
 	tests := []struct {
@@ -116,6 +124,12 @@ func TestList(t *testing.T) {
 	if _, err := s.ListFolder(ctx, e.bucket, "delta/", nil); err == nil || !strings.Contains(err.Error(), "_delta_log") {
 		t.Errorf("delta: %v", err)
 	}
+}
+
+// TestListMarkers: IsFolder and HasSuccess.
+func TestListMarkers(t *testing.T) {
+	e, s := exportStore(t)
+	ctx := context.Background()
 	for _, tt := range []struct {
 		prefix string
 		want   bool
