@@ -18,9 +18,6 @@ func keysOf(objs []s3obj.Object) []string {
 	return ks
 }
 
-// TestList: ListFolder, Glob, IsFolder and HasSuccess over the layouts
-// exports leave (pipeline/input's TestExpandS3 tests what an argument
-// stands for, from them).
 // exportStore returns a store and a bucket holding the layouts exports
 // leave: a Spark export with Hive folders and hidden files, one without
 // _SUCCESS, a Delta table, a lone CSV.
@@ -49,6 +46,9 @@ func exportStore(t *testing.T) (*env, *s3obj.Store) {
 	return e, s
 }
 
+// TestList: ListFolder and Glob over the layouts exports leave
+// (pipeline/input's TestExpandS3 tests what an argument stands for, from
+// them).
 func TestList(t *testing.T) {
 	e, s := exportStore(t)
 	ctx := context.Background()
