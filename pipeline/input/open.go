@@ -30,13 +30,7 @@ func Open(f *File, stdin io.Reader, opt Options) (Source, error) {
 		}
 	}
 	src, err := newStreamSource(f, raw, opt)
-	if err != nil {
-		err = explain(err, raw)
-		raw.Close()
-		f.count(raw)
-		return nil, err
-	}
-	return &placeSource{Source: src, f: f, r: raw}, nil
+	return f.opened(src, raw, err)
 }
 
 // context returns the run's context for reads of f.
@@ -54,6 +48,12 @@ func openAt(f *File, opt Options) (Source, error) {
 		return nil, err
 	}
 	src, err := f.format.OpenAt(r, r.Size(), f.Path, opt)
+	return f.opened(src, r, err)
+}
+
+// opened returns src, read from r, as a placeSource; when opening it
+// failed (err), the place's error if the place failed, r closed and counted.
+func (f *File) opened(src Source, r io.Closer, err error) (Source, error) {
 	if err != nil {
 		err = explain(err, r)
 		r.Close()

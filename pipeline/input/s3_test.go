@@ -21,25 +21,7 @@ func TestExpandS3(t *testing.T) {
 	ep := s3test.Endpoint(t)
 	c := s3test.Client(t, ep)
 	bucket := s3test.NewBucket(t, c)
-	for _, k := range []string{
-		"spark/_SUCCESS",
-		"spark/part-00001-c000.snappy.parquet",
-		"spark/part-00000-c000.snappy.parquet",
-		"spark/date=2024-01-02/part-00000.parquet",
-		"spark/date=2024-01-01/part-00000.parquet",
-		"spark/date=2024-01-01/.part-00000.parquet.crc",
-		"spark/_temporary/0/part-00009.parquet",
-		"spark/.hidden/x.parquet",
-		"spark/urls.csv",
-		"spark/b.arrow",
-		"nosuccess/data_0_0_0.snappy.parquet",
-		"delta/_delta_log/00000000000000000000.json",
-		"delta/part-00000.parquet",
-		"one/file.csv",
-	} {
-		s3test.Put(t, c, bucket, k, []byte("x"+k))
-	}
-	s3test.Put(t, c, bucket, "spark/empty-folder/", nil) // a console's "folder"
+	s3test.PutExport(t, c, bucket)
 	u := "s3://" + bucket + "/"
 	parts := []string{
 		"spark/b.arrow",

@@ -38,12 +38,8 @@ func (ar *Reader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
 	if err != nil {
 		return err
 	}
-	for len(ar.lists) < len(ar.fill.Ext) {
-		ar.lists = append(ar.lists, nil)
-	}
-	ar.fill.AddExt(x)
+	ar.lists = columnar.AddList(&ar.fill, ar.lists, x, al)
 	ar.extCols = append(ar.extCols, i)
-	ar.lists = append(ar.lists, al)
 	return nil
 }
 

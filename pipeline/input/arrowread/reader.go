@@ -63,14 +63,11 @@ type Reader struct {
 
 // Open opens the Arrow IPC file or stream name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	ar, f, err := columnar.OpenFile(name, func(r io.ReaderAt, size int64) (*Reader, error) {
-		return NewReader(r, size, name, opt)
-	})
-	if err != nil {
-		return nil, err
+	ar, f, err := columnar.OpenFile(name, opt, NewReader)
+	if err == nil {
+		ar.file = f
 	}
-	ar.file = f
-	return ar, nil
+	return ar, err
 }
 
 // NewReader reads the Arrow IPC input of size bytes in r, an input

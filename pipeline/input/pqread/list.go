@@ -61,12 +61,8 @@ func (pr *Reader) addList(x encode.ExtColumn, col *parquet.Column) error {
 	if err != nil {
 		return err
 	}
-	for len(pr.lists) < len(pr.fill.Ext) {
-		pr.lists = append(pr.lists, nil)
-	}
-	pr.fill.AddExt(x)
+	pr.lists = columnar.AddList(&pr.fill, pr.lists, x, pl)
 	pr.extCols = append(pr.extCols, nil)
-	pr.lists = append(pr.lists, pl)
 	return nil
 }
 

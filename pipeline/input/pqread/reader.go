@@ -133,14 +133,11 @@ func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
 
 // Open opens the Parquet file name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	pr, f, err := columnar.OpenFile(name, func(r io.ReaderAt, size int64) (*Reader, error) {
-		return NewReader(r, size, name, opt)
-	})
-	if err != nil {
-		return nil, err
+	pr, f, err := columnar.OpenFile(name, opt, NewReader)
+	if err == nil {
+		pr.file = f
 	}
-	pr.file = f
-	return pr, nil
+	return pr, err
 }
 
 // NewReader reads the Parquet file of size bytes in r, an input named

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
 )
 
@@ -18,31 +19,11 @@ func keysOf(objs []s3obj.Object) []string {
 	return ks
 }
 
-// exportStore returns a store and a bucket holding the layouts exports
-// leave: a Spark export with Hive folders and hidden files, one without
-// _SUCCESS, a Delta table, a lone CSV.
+// exportStore returns a store and a bucket holding s3test.ExportKeys.
 func exportStore(t *testing.T) (*env, *s3obj.Store) {
 	e := newEnv(t)
 	s := e.store(t, e.ep)
-	for _, k := range []string{
-		"spark/_SUCCESS",
-		"spark/part-00001-c000.snappy.parquet",
-		"spark/part-00000-c000.snappy.parquet",
-		"spark/date=2024-01-02/part-00000.parquet",
-		"spark/date=2024-01-01/part-00000.parquet",
-		"spark/date=2024-01-01/.part-00000.parquet.crc",
-		"spark/_temporary/0/part-00009.parquet",
-		"spark/.hidden/x.parquet",
-		"spark/urls.csv",
-		"spark/b.arrow",
-		"nosuccess/data_0_0_0.snappy.parquet",
-		"delta/_delta_log/00000000000000000000.json",
-		"delta/part-00000.parquet",
-		"one/file.csv",
-	} {
-		e.put(t, k, []byte("x"+k))
-	}
-	e.put(t, "spark/empty-folder/", nil) // a console's "folder"
+	s3test.PutExport(t, e.c, e.bucket)
 	return e, s
 }
 

@@ -34,6 +34,16 @@ type Filler struct {
 	err  error
 }
 
+// AddList adds the list extension column x, read by l, to f and to lists,
+// a reader's list columns by extension index, and returns lists.
+func AddList[L any](f *Filler, lists []*L, x encode.ExtColumn, l *L) []*L {
+	for len(lists) < len(f.Ext) {
+		lists = append(lists, nil)
+	}
+	f.AddExt(x)
+	return append(lists, l)
+}
+
 // AddExt adds the extension column x.
 func (f *Filler) AddExt(x encode.ExtColumn) {
 	f.Ext = append(f.Ext, x)
@@ -109,10 +119,10 @@ func (f *Filler) views(b *input.Batch, total int) {
 	f.rows += int64(total)
 }
 
-// OpenFile opens the file name and reads it with newReader, which gets it
-// with its size; the file is the caller's to close with the reader, and is
+// OpenFile opens the file name and reads it with newReader, a reader's
+// NewReader; the file is the caller's to close with the reader, and is
 // closed here when newReader fails.
-func OpenFile[R any](name string, newReader func(r io.ReaderAt, size int64) (R, error)) (R, *os.File, error) {
+func OpenFile[R any](name string, opt input.Options, newReader func(io.ReaderAt, int64, string, input.Options) (R, error)) (R, *os.File, error) {
 	var zero R
 	f, err := os.Open(name)
 	if err != nil {
@@ -123,7 +133,7 @@ func OpenFile[R any](name string, newReader func(r io.ReaderAt, size int64) (R, 
 		f.Close()
 		return zero, nil, err
 	}
-	r, err := newReader(f, fi.Size())
+	r, err := newReader(f, fi.Size(), name, opt)
 	if err != nil {
 		f.Close()
 		return zero, nil, err
