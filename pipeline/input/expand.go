@@ -46,12 +46,8 @@ func ExpandRemote(ctx context.Context, args []string, rem *Remote) ([]File, erro
 			return nil, err
 		}
 		for _, e := range found {
-			f := File{Path: e.name, Arg: i, Listed: e.name != arg, Regular: e.regular,
-				format: formatOf(e.name), place: pl, ent: e, ctx: ctx, got: new(fetched)}
-			if arg == "-" {
-				f.place = nil
-			}
-			files = append(files, f)
+			files = append(files, File{Path: e.name, Arg: i, Listed: e.name != arg, Regular: e.regular,
+				format: formatOf(e.name), place: pl, ent: e, ctx: ctx, got: new(fetched)})
 		}
 	}
 	if err := checkRepeats(args, files); err != nil {

@@ -16,7 +16,7 @@ type File struct {
 	Regular bool // a regular file or an object, which can be opened and read again
 
 	format *Format
-	place  place           // where it lives; nil for "-" (see at)
+	place  place           // where it lives (see at)
 	ent    entry           // as Stat or List found it
 	ctx    context.Context // the run's: it bounds every read of a remote input
 	// held is the open handle of an input that is not a regular file,
@@ -43,7 +43,7 @@ func (f *File) Name() string {
 // at returns the place f lives in; "-" reads stdin, which is given only
 // when the inputs are probed and opened.
 func (f *File) at(stdin io.Reader) place {
-	if f.place == nil {
+	if _, ok := f.place.(stdinPlace); ok {
 		return stdinPlace{stdin}
 	}
 	return f.place
