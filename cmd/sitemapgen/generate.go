@@ -364,6 +364,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Remote: &input.Remote{
 			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
 			RequireSuccess: f.requireSuccess,
+			Log:            log,
 		},
 	}
 	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
