@@ -32,14 +32,25 @@ const (
 // Encoder writes gzip members. It reuses its tables and buffers from one
 // call to the next, so an Encoder is not safe for concurrent use.
 type Encoder struct {
-	table  [1 << hashBits]int32 // position+1 of the last 4 bytes with this hash
+	// table holds, per hash of 4 bytes, position+1 of their last two
+	// occurrences, side by side so one lookup touches one cache line.
+	table  [1 << hashBits][2]int32
 	tokens []token
 	blocks blockWriter
+
+	// The variants measured (BenchmarkCompress). lazy is the match length
+	// from which the match finder takes a match without looking one byte
+	// further (0: greedy). shape stops every match at a line's end and at a
+	// loc's end, so each entry is coded from its known points, as issue 27
+	// proposed; otherwise matches run on and those points are tried only
+	// where a match happens to end on them.
+	lazy  int
+	shape bool
 }
 
-// NewEncoder returns an Encoder.
+// NewEncoder returns an Encoder of the variant with the smallest output.
 func NewEncoder() *Encoder {
-	return &Encoder{tokens: make([]token, 0, blockSize)}
+	return &Encoder{tokens: make([]token, 0, blockSize), lazy: 8}
 }
 
 // gzipHeader has no name and no time, so equal input gives equal output.
@@ -79,70 +90,81 @@ func matchLen(a []byte, j, i, max int) int {
 	return n
 }
 
-// deflate writes src as deflate blocks.
+// deflate writes src as deflate blocks. At every line start the match
+// finder reaches (each one when e.shape), the line's known points are tried
+// first.
 func (e *Encoder) deflate(src []byte) {
 	clear(e.table[:])
 	e.tokens = e.tokens[:0]
 	n := len(src)
-	p := 0
-	// The known points of the previous line: its start and its loc's end.
-	prevLine, prevLocEnd := -1, -1
-	for p < n {
-		// One line (one entry) at a time: [start, end).
-		start := p
+	for p := 0; p < n; {
+		if p > 0 && src[p-1] == '\n' {
+			p = e.line(src, p)
+		}
 		end := n
 		if i := bytes.IndexByte(src[p:], '\n'); i >= 0 {
 			end = p + i + 1
 		}
-		locEnd := -1
-		if bytes.HasPrefix(src[start:end], urlLoc) {
-			if i := bytes.IndexByte(src[start+len(urlLoc):end], '<'); i >= 0 {
-				locEnd = start + len(urlLoc) + i
-			}
-		}
-		if prevLine >= 0 {
-			p = e.known(src, p, p-prevLine)
-		}
-		if locEnd >= 0 {
-			if p < locEnd {
-				p = e.search(src, p, locEnd, 0)
-			}
-			if p == locEnd && prevLocEnd >= 0 {
-				p = e.known(src, p, p-prevLocEnd)
-			}
-			prevLocEnd = locEnd
-		}
-		if p < end {
-			p = e.search(src, p, end, 0)
-		}
-		prevLine = start
-		// A match may have run past this line: the next starts after it.
-		for p > end && end < n {
-			start = end
-			if i := bytes.IndexByte(src[end:], '\n'); i >= 0 {
-				end += i + 1
-			} else {
-				end = n
-			}
-			prevLine = start
-		}
-		if p < end {
-			p = e.search(src, p, end, 0)
-		}
+		p = e.search(src, p, end)
 	}
 	e.flushBlock(true)
 }
 
+// line codes the start of the line at p from the line before it: the bytes
+// up to the loc's first difference at the distance between the two line
+// starts, and, for an entry, the bytes after its loc at the distance between
+// the two loc ends. It returns the position after what it coded.
+func (e *Encoder) line(src []byte, p int) int {
+	prev := bytes.LastIndexByte(src[:p-1], '\n') + 1
+	start := p
+	stop := len(src)
+	if e.shape {
+		if i := bytes.IndexByte(src[p:], '\n'); i >= 0 {
+			stop = p + i + 1
+		}
+	}
+	p = e.known(src, p, p-prev, stop)
+	end := locEnd(src, start)
+	if end < 0 || p > end {
+		return p
+	}
+	if p < end {
+		p = e.search(src, p, end)
+	}
+	if prevEnd := locEnd(src, prev); p == end && prevEnd >= 0 {
+		p = e.known(src, p, p-prevEnd, stop)
+	}
+	return p
+}
+
+// locEnd returns the position of "</loc>" in the entry starting at p, or -1
+// if the line at p does not start with "<url><loc>".
+func locEnd(src []byte, p int) int {
+	if !bytes.HasPrefix(src[p:], urlLoc) {
+		return -1
+	}
+	p += len(urlLoc)
+	// An escaped loc holds no '<'.
+	if i := bytes.IndexByte(src[p:min(len(src), p+maxLoc)], '<'); i >= 0 {
+		return p + i
+	}
+	return -1
+}
+
+// maxLoc bounds the search for a loc's end: the protocol's locs are shorter
+// than 2,048 characters, escaping makes them at most 6 times longer.
+const maxLoc = 6 * 2048
+
 var urlLoc = []byte("<url><loc>")
 
 // known codes a match at distance d from p if there is one of at least 3
-// bytes, and returns the position after it.
-func (e *Encoder) known(src []byte, p, d int) int {
+// bytes before stop, and returns the position after it.
+func (e *Encoder) known(src []byte, p, d, stop int) int {
 	if d <= 0 || d > window {
 		return p
 	}
-	for p < len(src) {
-		l := matchLen(src, p-d, p, min(maxMatch, len(src)-p))
+	for p < stop {
+		l := matchLen(src, p-d, p, min(maxMatch, stop-p))
 		if l < 3 {
 			break
 		}
@@ -155,35 +177,68 @@ func (e *Encoder) known(src []byte, p, d int) int {
 	return p
 }
 
-// search codes src[p:end] with the hash-table match finder; a match may run
-// past end. It returns the position after the last token.
-func (e *Encoder) search(src []byte, p, end, _ int) int {
-	lim := len(src) - 4 // load32 needs 4 bytes
+// search codes src[p:end] with the hash-table match finder and returns the
+// position after the last token: a match may run past end unless e.shape.
+func (e *Encoder) search(src []byte, p, end int) int {
+	stop := len(src)
+	if e.shape {
+		stop = end
+	}
+	lim := stop - 4 // load32 needs 4 bytes
 	for p < end {
 		if p > lim {
 			e.emit(literal(src[p]))
 			p++
 			continue
 		}
-		u := load32(src, p)
-		h := hash4(u)
-		cand := int(e.table[h]) - 1
-		e.table[h] = int32(p + 1)
-		if cand >= 0 && p-cand <= window && load32(src, cand) == u {
-			l := 4 + matchLen(src, cand+4, p+4, min(maxMatch, len(src)-p)-4)
-			e.emit(match(l, p-cand))
-			// Index the match's last position, so the next search can
-			// find what follows it.
-			if q := p + l - 1; q <= lim {
-				e.table[hash4(load32(src, q))] = int32(q + 1)
-			}
-			p += l
+		l, d := e.best(src, p, stop)
+		if l == 0 {
+			e.emit(literal(src[p]))
+			p++
 			continue
 		}
-		e.emit(literal(src[p]))
-		p++
+		// Lazy matching: a longer match one byte on is worth a literal.
+		if l < e.lazy && p+1 <= lim {
+			if l1, d1 := e.best(src, p+1, stop); l1 > l {
+				e.emit(literal(src[p]))
+				p++
+				l, d = l1, d1
+			}
+		}
+		e.emit(match(l, d))
+		// Index the match's last position, so the next search can find
+		// what follows it.
+		if q := p + l - 1; q <= lim {
+			e.insert(src, q)
+		}
+		p += l
 	}
 	return p
+}
+
+// insert records position p in the hash table.
+func (e *Encoder) insert(src []byte, p int) {
+	t := &e.table[hash4(load32(src, p))]
+	t[1], t[0] = t[0], int32(p+1)
+}
+
+// best returns the longest match at p among the two last positions with
+// the same hash (length 0 if none), and records p.
+func (e *Encoder) best(src []byte, p, stop int) (length, dist int) {
+	u := load32(src, p)
+	t := &e.table[hash4(u)]
+	c1, c2 := int(t[0])-1, int(t[1])-1
+	t[1], t[0] = t[0], int32(p+1)
+	max := min(maxMatch, stop-p)
+	if c1 >= 0 && p-c1 <= window && load32(src, c1) == u {
+		length, dist = 4+matchLen(src, c1+4, p+4, max-4), p-c1
+	}
+	if c2 >= 0 && p-c2 <= window && load32(src, c2) == u {
+		if l := 4 + matchLen(src, c2+4, p+4, max-4); l > length {
+			length, dist = l, p-c2
+		}
+	}
+	return length, dist
 }
 
 func (e *Encoder) emit(t token) {

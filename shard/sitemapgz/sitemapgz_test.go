@@ -102,19 +102,34 @@ func TestRoundTrip(t *testing.T) {
 		{"sitemap", sitemap(t, 1, 20_000)},
 		{"sitemap with bad rows", sitemap(t, 7, 3_000)},
 	}
-	e := NewEncoder()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			z := e.Append(nil, tt.src)
-			roundTrip(t, tt.src, z)
-			if z2 := e.Append(nil, tt.src); !bytes.Equal(z, z2) {
-				t.Fatal("same input, different bytes")
-			}
-			if z3 := NewEncoder().Append(nil, tt.src); !bytes.Equal(z, z3) {
-				t.Fatal("a new Encoder wrote different bytes")
-			}
-		})
+	for _, v := range variants {
+		e := v.new()
+		for _, tt := range tests {
+			t.Run(v.name+"/"+tt.name, func(t *testing.T) {
+				z := e.Append(nil, tt.src)
+				roundTrip(t, tt.src, z)
+				if z2 := e.Append(nil, tt.src); !bytes.Equal(z, z2) {
+					t.Fatal("same input, different bytes")
+				}
+				if z3 := v.new().Append(nil, tt.src); !bytes.Equal(z, z3) {
+					t.Fatal("a new Encoder wrote different bytes")
+				}
+			})
+		}
 	}
+}
+
+// variants are the Encoders measured in BenchmarkCompress; every test
+// runs them all.
+var variants = []struct {
+	name string
+	new  func() *Encoder
+}{
+	{"default", NewEncoder},
+	{"greedy", func() *Encoder { e := NewEncoder(); e.lazy = 0; return e }},
+	{"lazy", func() *Encoder { e := NewEncoder(); e.lazy = maxMatch + 1; return e }},
+	{"shape", func() *Encoder { e := NewEncoder(); e.shape = true; return e }},
+	{"shape-greedy", func() *Encoder { e := NewEncoder(); e.shape, e.lazy = true, 0; return e }},
 }
 
 // TestAppendKeepsPrefix checks that Append appends to dst.
