@@ -32,7 +32,7 @@ func BenchmarkCompress(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, v := range variants {
-		b.Run("impl=sitemapgz/"+v.name, func(b *testing.B) {
+		b.Run("sitemapgz-"+v.name, func(b *testing.B) {
 			e := v.new()
 			var z []byte
 			b.SetBytes(int64(len(src)))
@@ -43,10 +43,10 @@ func BenchmarkCompress(b *testing.B) {
 			b.ReportMetric(float64(len(z)), "zbytes")
 		})
 	}
-	b.Run("impl=klauspost6", func(b *testing.B) { benchKlauspost(b, src) })
+	b.Run("klauspost6", func(b *testing.B) { benchKlauspost(b, src) })
 	// The same compressor over the variable bytes alone: what is left
 	// for a match finder once the skeleton is free.
-	b.Run("impl=klauspost6/fields", func(b *testing.B) { benchKlauspost(b, fields(src)) })
+	b.Run("klauspost6-fields", func(b *testing.B) { benchKlauspost(b, fields(src)) })
 }
 
 func benchKlauspost(b *testing.B, src []byte) {

@@ -46,6 +46,8 @@ type Encoder struct {
 	// where a match happens to end on them.
 	lazy  int
 	shape bool
+	// oneWay keeps one position per hash instead of two.
+	oneWay bool
 }
 
 // NewEncoder returns an Encoder of the variant with the smallest output.
@@ -228,6 +230,9 @@ func (e *Encoder) best(src []byte, p, stop int) (length, dist int) {
 	u := load32(src, p)
 	t := &e.table[hash4(u)]
 	c1, c2 := int(t[0])-1, int(t[1])-1
+	if e.oneWay {
+		c2 = -1
+	}
 	t[1], t[0] = t[0], int32(p+1)
 	max := min(maxMatch, stop-p)
 	if c1 >= 0 && p-c1 <= window && load32(src, c1) == u {

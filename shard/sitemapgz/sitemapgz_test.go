@@ -126,6 +126,7 @@ var variants = []struct {
 	new  func() *Encoder
 }{
 	{"default", NewEncoder},
+	{"fast", func() *Encoder { e := NewEncoder(); e.lazy, e.oneWay = 0, true; return e }},
 	{"greedy", func() *Encoder { e := NewEncoder(); e.lazy = 0; return e }},
 	{"lazy", func() *Encoder { e := NewEncoder(); e.lazy = maxMatch + 1; return e }},
 	{"shape", func() *Encoder { e := NewEncoder(); e.shape = true; return e }},
