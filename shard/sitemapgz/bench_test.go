@@ -18,7 +18,7 @@ var benchShard = sync.OnceValues(func() ([]byte, error) {
 	if name := os.Getenv("SITEMAPGZ_SHARD"); name != "" {
 		return os.ReadFile(name)
 	}
-	return sitemap(nil, 1, 50_000), nil
+	return sitemap(1, 50_000), nil
 })
 
 // BenchmarkCompress compares this encoder with klauspost gzip level 6, one

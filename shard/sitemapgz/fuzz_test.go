@@ -10,7 +10,7 @@ func FuzzAppend(f *testing.F) {
 	f.Add([]byte("<url><loc>https://www.example.com/a</loc></url>\n"), uint8(3))
 	f.Add([]byte("<url><loc>https://www.example.com/a</loc><lastmod>2024-01-02</lastmod></url>\n<url><loc>https://www.example.com/ab</loc><lastmod>2024-01-02</lastmod></url>\n"), uint8(1))
 	f.Add([]byte("\n\n<url><loc>\n<url><loc><"), uint8(7))
-	f.Add(sitemap(nil, 3, 20), uint8(2))
+	f.Add(sitemap(3, 20), uint8(2))
 	encs := make([]*Encoder, len(variants))
 	for i, v := range variants {
 		encs[i] = v.new()

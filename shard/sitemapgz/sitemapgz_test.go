@@ -5,6 +5,7 @@ import (
 	stdgzip "compress/gzip"
 	"io"
 	"math/rand/v2"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 
 // sitemap returns a sitemap of rows entries from the bench generator (seed),
 // encoded as the pipeline encodes them.
-func sitemap(tb testing.TB, seed uint64, rows int) []byte {
+func sitemap(seed uint64, rows int) []byte {
 	scope, err := encode.ParseScope("https://www.example.com/")
 	if err != nil {
 		panic(err)
@@ -99,8 +100,8 @@ func TestRoundTrip(t *testing.T) {
 		{"long lines", []byte(strings.Repeat(strings.Repeat("x", 70_000)+"\n", 3))},
 		{"random", random},
 		{"three symbols", small},
-		{"sitemap", sitemap(t, 1, 20_000)},
-		{"sitemap with bad rows", sitemap(t, 7, 3_000)},
+		{"sitemap", sitemap(1, 20_000)},
+		{"another sitemap", sitemap(7, 3_000)},
 	}
 	for _, v := range variants {
 		e := v.new()
@@ -135,7 +136,7 @@ var variants = []struct {
 
 // TestAppendKeepsPrefix checks that Append appends to dst.
 func TestAppendKeepsPrefix(t *testing.T) {
-	src := sitemap(t, 2, 100)
+	src := sitemap(2, 100)
 	z := NewEncoder().Append([]byte("prefix"), src)
 	if !bytes.HasPrefix(z, []byte("prefix")) {
 		t.Fatal("dst's bytes were not kept")
@@ -163,6 +164,42 @@ func TestSymbols(t *testing.T) {
 		}
 		if n != wantN || distBase[sym]+x != d || n > 0 && x >= 1<<n {
 			t.Fatalf("distance %d: symbol %d, %d extra bits %d", d, sym, n, x)
+		}
+	}
+}
+
+// TestAppendAllocs checks that an Encoder reuses its buffers: once dst has
+// room, Append allocates nothing.
+func TestAppendAllocs(t *testing.T) {
+	src := sitemap(4, 2_000)
+	e := NewEncoder()
+	z := e.Append(nil, src)
+	if n := testing.AllocsPerRun(5, func() { z = e.Append(z[:0], src) }); n != 0 {
+		t.Fatalf("%v allocations per Append", n)
+	}
+}
+
+// TestOtherInflaters decompresses a sitemap with gzip(1) and Python's gzip
+// module, where they are installed.
+func TestOtherInflaters(t *testing.T) {
+	src := sitemap(5, 5_000)
+	z := NewEncoder().Append(nil, src)
+	for _, cmd := range [][]string{
+		{"gzip", "-dc"},
+		{"python3", "-c", "import gzip, sys; sys.stdout.buffer.write(gzip.decompress(sys.stdin.buffer.read()))"},
+	} {
+		if _, err := exec.LookPath(cmd[0]); err != nil {
+			t.Logf("%s: not installed", cmd[0])
+			continue
+		}
+		c := exec.Command(cmd[0], cmd[1:]...)
+		c.Stdin = bytes.NewReader(z)
+		got, err := c.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", cmd[0], err)
+		}
+		if !bytes.Equal(got, src) {
+			t.Fatalf("%s: got %d bytes, want %d", cmd[0], len(got), len(src))
 		}
 	}
 }
