@@ -41,6 +41,33 @@ func sitemap(seed uint64, rows int) []byte {
 	return append(out, shard.Footer...)
 }
 
+// repeatedFields returns a sitemap of rows entries with the bench
+// generator's locs (seed 1), one lastmod per run of 1,000 entries, and the
+// same changefreq and priority in every entry.
+func repeatedFields(rows int) []byte {
+	scope, err := encode.ParseScope("https://www.example.com/")
+	if err != nil {
+		panic(err)
+	}
+	enc := encode.NewEncoder(scope, nil)
+	g := bench.NewGenerator(1, "https://www.example.com/")
+	out := []byte(shard.Header)
+	var row []byte
+	lastmod := []byte("2024-05-01T10:00:00Z")
+	for i := 0; i < rows; i++ {
+		var r bench.Row
+		row, r = g.AppendRow(row[:0])
+		lastmod[9] = byte('0' + i/1000%10)
+		out, _ = enc.AppendURL(out, encode.Fields{
+			Loc:        row[r.Loc[0]:r.Loc[1]],
+			Lastmod:    lastmod,
+			Changefreq: []byte("weekly"),
+			Priority:   []byte("0.5"),
+		})
+	}
+	return append(out, shard.Footer...)
+}
+
 // roundTrip checks that compress/gzip and klauspost both decompress z to
 // exactly src.
 func roundTrip(t testing.TB, src, z []byte) {
@@ -102,6 +129,7 @@ func TestRoundTrip(t *testing.T) {
 		{"three symbols", small},
 		{"sitemap", sitemap(1, 20_000)},
 		{"another sitemap", sitemap(7, 3_000)},
+		{"repeated fields", repeatedFields(5_000)},
 	}
 	for _, v := range variants {
 		e := v.new()
