@@ -1,7 +1,7 @@
 // Package check validates a published sitemap set, ours or anyone's: it
 // walks a root sitemap or index file and every file it references, streaming
 // each one through a byte-level tokenizer (encoding/xml's RawToken with an
-// allocation-free fast path, see scan.go) in constant memory, and reports
+// allocation-free fast path, see internal/xmlscan) in constant memory, and reports
 // every problem with its file, line and value.
 //
 // It checks well-formedness; the rules of sitemap.xsd, siteindex.xsd and

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/xmlscan"
 )
 
 // kind is what a file turned out to be.
@@ -43,7 +44,7 @@ type parser struct {
 	file    uint32
 	enc     *encode.Encoder // scope of the file's URLs
 	rawEnc  *encode.Encoder // no scope: index locs are mapped by the walker
-	t       *tokenizer
+	t       *xmlscan.Tokenizer
 	ns      []binding
 	stack   []frame
 	skip    int // depth of the frame whose subtree is being skipped, 0: none
@@ -154,14 +155,14 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	if b, _ := bb.Peek(3); bytes.Equal(b, bom) {
 		bb.Discard(3)
 	}
-	p.t = newTokenizer(bb, p.charset)
+	p.t = xmlscan.NewTokenizer(bb, p.charset)
 	t := p.t
-	defer t.close()
+	defer t.Close()
 	for {
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
 		}
-		err := t.next()
+		err := t.Next()
 		if err == io.EOF {
 			break
 		}
@@ -172,18 +173,18 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 			return min(cr.n, MaxFileBytes)
 		}
 		var ok bool
-		switch t.kind {
-		case tokStart:
-			ok = p.start(xml.StartElement{Name: t.name, Attr: t.attrs})
-		case tokEnd:
-			ok = p.end(xml.EndElement{Name: t.name})
-		case tokText:
-			ok = p.chardata(t.data)
-		case tokPI:
-			ok = p.procInst(xml.ProcInst{Target: t.target, Inst: t.data})
-		case tokDirective:
-			ok = p.directive(t.data)
-		case tokComment:
+		switch t.Kind {
+		case xmlscan.Start:
+			ok = p.start(xml.StartElement{Name: t.Name, Attr: t.Attrs})
+		case xmlscan.End:
+			ok = p.end(xml.EndElement{Name: t.Name})
+		case xmlscan.Text:
+			ok = p.chardata(t.Data)
+		case xmlscan.ProcInst:
+			ok = p.procInst(xml.ProcInst{Target: t.Target, Inst: t.Data})
+		case xmlscan.Directive:
+			ok = p.directive(t.Data)
+		case xmlscan.Comment:
 			ok = true
 		}
 		if !ok {
@@ -252,7 +253,7 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (p *parser) line() int { return p.t.line() }
+func (p *parser) line() int { return p.t.Line() }
 
 func (p *parser) problem(line int, code Code, msg, value string) {
 	if len(value) > 200 {
@@ -276,12 +277,12 @@ func (p *parser) readError(err error, gz bool) {
 	case errors.Is(err, errTooLarge):
 		p.tooLarge = true
 		p.problem(0, CodeTooLarge, fmt.Sprintf("more than %d bytes (uncompressed or as stored): reading stopped", MaxFileBytes), "")
-	case errors.Is(err, errTokenTooLarge):
-		p.problem(p.line(), CodeTooLarge, errTokenTooLarge.Error()+": reading stopped", "")
+	case errors.Is(err, xmlscan.ErrTokenTooLarge):
+		p.problem(p.line(), CodeTooLarge, xmlscan.ErrTokenTooLarge.Error()+": reading stopped", "")
 	case errors.Is(err, errEncoding):
 		// reported by charset
 	case errors.As(err, &se):
-		p.problem(p.t.lineBase+se.Line, CodeNotWellFormed, se.Msg, "")
+		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
 	case gz:
 		p.problem(p.line(), CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
 	case strings.HasPrefix(err.Error(), "xml: "):
