@@ -58,7 +58,7 @@ type parser struct {
 	urls    int64
 	ord     uint32
 	entries []entry
-	recs    []record
+	batch   batch     // URL fingerprints for the duplicate check
 	news    bool      // a urlset declaring the news namespace: a news sitemap
 	newsN   int       // <news:news> elements
 	urlLoc  bool      // the current <url> has a <loc>
@@ -533,7 +533,8 @@ func (p *parser) end(t xml.EndElement) bool {
 	}
 	if e := f.e; e != nil {
 		p.finish(&f, e)
-		if e.role == roleURL {
+		if e.role == roleURL && len(p.page.ends) > 0 {
+			p.c.hasLinks.Store(true)
 			if err := p.page.add(p.c.hreflang, hreflangRef(p.file, f.line)); err != nil {
 				p.problem(f.line, CodeUnreadable, err.Error(), "")
 			}
@@ -638,11 +639,11 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 			// its URLs are duplicates only of each other.
 			domain = newsDomain
 		}
-		h, h2 := p.c.dupes.hash(out, p.file, p.ord, s, domain)
-		p.recs = append(p.recs, record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord})
-		if len(p.recs) == cap(p.recs) {
-			p.c.dupes.add(p.recs)
-			p.recs = p.recs[:0]
+		h, h2 := p.c.dupes.hash(out, domain)
+		p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
+		if len(p.batch.recs) == batchLen {
+			p.c.dupes.add(&p.batch)
+			p.batch.reset()
 		}
 	}
 	return true
