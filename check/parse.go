@@ -628,9 +628,13 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		p.problem(line, reasonCode(r), msg, string(s))
 		return false
 	}
-	if i := encode.UnencodedAt(s); i >= 0 {
-		_, w := utf8.DecodeRune(s[i:])
-		p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
+	// The loc as the encoder wrote it back, XML escaping aside, had nothing
+	// to percent-encode: the common case needs no second look.
+	if !sameEscaped(out, s) {
+		if i := encode.UnencodedAt(s); i >= 0 {
+			_, w := utf8.DecodeRune(s[i:])
+			p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
+		}
 	}
 	if fingerprint {
 		var domain uint64
@@ -647,6 +651,28 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		}
 	}
 	return true
+}
+
+// sameEscaped reports whether out is s XML-escaped as the encoder escapes
+// a loc ('&' and '\” as entities; the other markup characters are
+// percent-encoded): then the encoder changed nothing else in s.
+func sameEscaped(out, s []byte) bool {
+	if len(out) == len(s) {
+		return string(out) == string(s)
+	}
+	if bytes.IndexByte(s, '\'') >= 0 {
+		return false // rare: left to the full check
+	}
+	for {
+		k := bytes.IndexByte(s, '&')
+		if k < 0 {
+			return string(out) == string(s)
+		}
+		if len(out) < k+len("&amp;") || string(out[:k]) != string(s[:k]) || string(out[k:k+len("&amp;")]) != "&amp;" {
+			return false
+		}
+		out, s = out[k+len("&amp;"):], s[k+1:]
+	}
 }
 
 // newsDomain sets the fingerprints of news sitemaps' URLs apart from the

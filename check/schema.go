@@ -354,6 +354,13 @@ func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c ==
 // collapsedLen is the length in characters of s after XSD white-space
 // collapse: trimmed, inner runs of white space counted as one.
 func collapsedLen(s []byte) int {
+	i := 0
+	for i < len(s) && s[i] > ' ' && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return len(s) // the common case: no white space, ASCII
+	}
 	s = trimXML(s)
 	n, space := 0, false
 	for i := 0; i < len(s); {

@@ -73,7 +73,7 @@ const WindowSize = 256 << 10
 // (nil: such a document is an error).
 func NewTokenizer(r io.Reader, charset func(label string, r io.Reader) (io.Reader, error)) *Tokenizer {
 	w := windows.Get().(*[]byte)
-	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]xml.Name{}}
+	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]recentName{}}
 	return &Tokenizer{sc: sc, window: w, charset: charset}
 }
 
@@ -252,15 +252,16 @@ type scanner struct {
 	data    []byte
 	target  string
 	tmp     []byte
-	names   map[string]xml.Name
-	partial bool // the token returned is a piece, continued by the next
-	cont    cont // what the bytes at pos continue
-	cut     bool // text: the end of the bytes given ends the piece
+	names   map[string]recentName
+	recent  [32]recentName // the names last met, by a hash of their bytes
+	partial bool           // the token returned is a piece, continued by the next
+	cont    cont           // what the bytes at pos continue
+	cut     bool           // text: the end of the bytes given ends the piece
 	synErr  error
 }
 
 func newScanner(r io.Reader, window int) *scanner {
-	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]xml.Name{}}
+	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]recentName{}}
 }
 
 // next returns the next token's kind (tokFallback: hand over to encoding/xml).
@@ -870,6 +871,12 @@ func asciiName(b []byte, i int) (int, status) {
 	return j, stOK
 }
 
+// recentName is a name as written and as split at its colon.
+type recentName struct {
+	raw  string
+	name xml.Name
+}
+
 // maxNames bounds the names interned per file.
 const maxNames = 1024
 
@@ -881,8 +888,15 @@ func (s *scanner) nsname(b []byte, i int) (xml.Name, int, status) {
 		return xml.Name{}, 0, st
 	}
 	raw := b[i:j]
-	if n, ok := s.names[string(raw)]; ok {
-		return n, j, stOK
+	// A sitemap uses a handful of names over and over: a direct-mapped
+	// cache in front of the map saves hashing each.
+	slot := &s.recent[(len(raw)*5+int(raw[0])*3+int(raw[len(raw)-1]))%len(s.recent)]
+	if slot.raw == string(raw) {
+		return slot.name, j, stOK
+	}
+	if e, ok := s.names[string(raw)]; ok {
+		*slot = e
+		return e.name, j, stOK
 	}
 	str := string(raw)
 	var n xml.Name
@@ -900,7 +914,8 @@ func (s *scanner) nsname(b []byte, i int) (xml.Name, int, status) {
 		n.Local = str
 	}
 	if len(s.names) < maxNames {
-		s.names[str] = n
+		*slot = recentName{str, n}
+		s.names[str] = *slot
 	}
 	return n, j, stOK
 }
