@@ -391,6 +391,12 @@ func (p *parser) start(t xml.StartElement) bool {
 		}
 		if f.e.ns == NSXHTML && f.e.local == "link" {
 			p.page.link(t.Attr)
+			for _, a := range t.Attr {
+				if a.Name.Space == "" && a.Name.Local == "href" && isRelative(trimXML([]byte(a.Value))) {
+					// The XSD takes any URI; Google reads only fully-qualified alternates.
+					p.problem(line, reasonCode(encode.NotHTTP), "xhtml:link href is a relative URL: Google asks for a fully-qualified URL", a.Value)
+				}
+			}
 		}
 	}
 	p.stack = append(p.stack, f)
@@ -583,7 +589,21 @@ func (p *parser) finish(f *frame, e *elem) {
 		if code == "" {
 			code = CodeInvalidValue
 		}
-		p.problem(f.line, code, fmt.Sprintf("<%s> has an invalid value", e.local), string(text))
+		msg := fmt.Sprintf("<%s> has an invalid value", e.local)
+		short := false
+		if code == CodeLocLength {
+			n := p.textLen
+			if n <= maxText {
+				n = collapsedLen(text)
+			}
+			short = n < minLoc
+			msg = fmt.Sprintf("<loc> is %d characters long; sitemap.xsd asks for %d to %d", n, minLoc, maxLoc)
+		}
+		p.problem(f.line, code, msg, string(text))
+		if s := trimXML(text); short && isRelative(s) {
+			// A relative loc is not_http_url, short (here) or not (checkLoc).
+			p.problem(f.line, reasonCode(encode.NotHTTP), relativeLoc, string(s))
+		}
 		if e.role == roleURLLoc {
 			p.urlLoc = true // a loc, though a bad one: no missing-loc report
 		}
@@ -615,7 +635,11 @@ func (p *parser) finish(f *frame, e *elem) {
 // also fingerprinted for the duplicate check.
 func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint bool) bool {
 	if !hasPrefixFold(s, "http://") && !hasPrefixFold(s, "https://") {
-		p.problem(line, reasonCode(encode.NotHTTP), "loc is not an absolute http or https URL", string(s))
+		msg := "loc is not an absolute http or https URL"
+		if isRelative(s) {
+			msg = relativeLoc
+		}
+		p.problem(line, reasonCode(encode.NotHTTP), msg, string(s))
 		return false
 	}
 	out, r := enc.AppendLoc(p.buf[:0], s)
@@ -648,6 +672,29 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		if len(p.batch.recs) == batchLen {
 			p.c.dupes.add(&p.batch)
 			p.batch.reset()
+		}
+	}
+	return true
+}
+
+// relativeLoc is the message of a relative loc, whatever its length.
+const relativeLoc = "loc is a relative URL: the protocol asks for an absolute http or https URL"
+
+// isRelative reports whether a URL is a relative reference: not empty, and
+// no scheme (letters, digits, '+', '-', '.' and a ':') before its first
+// '/', '?' or '#'.
+func isRelative(s []byte) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == ':':
+			return i == 0
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return true
 		}
 	}
 	return true

@@ -193,10 +193,13 @@ func add(e *elem) { globals[qname{e.ns, e.local}] = e }
 
 func anyText([]byte) (Code, bool) { return "", true }
 
+// The lengths of tLoc, in characters.
+const minLoc, maxLoc = 12, 2048
+
 // locText is tLoc: an xsd:anyURI of 12 to 2048 characters after white-space collapse.
 func locText(s []byte) (Code, bool) {
 	n := collapsedLen(s)
-	return CodeLocLength, n >= 12 && n <= 2048
+	return CodeLocLength, n >= minLoc && n <= maxLoc
 }
 
 // dateText checks xsd:date | xsd:dateTime; the W3C rule is the walker's.
