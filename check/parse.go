@@ -102,6 +102,7 @@ type countingReader struct {
 	r     io.Reader
 	n     int64
 	limit int64
+	err   error // the first error of r other than io.EOF
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -114,6 +115,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	p = p[:min(int64(len(p)), c.limit+1-c.n)]
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -168,6 +172,9 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 		}
 		if err != nil {
 			if ctx.Err() == nil {
+				if raw.err != nil && errors.Is(err, raw.err) {
+					gz = false // the source failed (over HTTP, its deadline): not the gzip stream
+				}
 				p.readError(err, gz)
 			}
 			return min(cr.n, MaxFileBytes)

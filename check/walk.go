@@ -336,7 +336,11 @@ func (c *checker) robots(t task, r io.Reader) []task {
 	line, lines := 0, 0 // lines: Sitemap: lines
 	for sc.Scan() {
 		line++
-		key, val, ok := strings.Cut(sc.Text(), ":")
+		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark, as Google reads it
+		}
+		key, val, ok := strings.Cut(text, ":")
 		if !ok || !strings.EqualFold(strings.TrimSpace(key), "sitemap") {
 			continue
 		}
