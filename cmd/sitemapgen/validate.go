@@ -105,6 +105,15 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFail
 	}
 	rep, err := check.Set(ctx, files, root, opt)
+	if err != nil && ctx.Err() != nil {
+		// A signal: say how far the check got, not "context canceled".
+		for _, p := range rep.List {
+			fmt.Fprintln(stdout, p)
+		}
+		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: %s read to the end (%d sitemaps, %d indexes, %d URLs, %d bytes uncompressed), %d problems so far\n",
+			rep.Seconds, location(files.String(), rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+		return exitFail
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
 		return exitFail
@@ -135,10 +144,7 @@ func summarize(w io.Writer, where string, rep *check.Report) {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
-	root := rep.Root
-	if where != "" {
-		root = filepath.Join(where, rep.Root)
-	}
+	root := location(where, rep.Root)
 	fmt.Fprintf(w, "%s %s: %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed, %d problems",
 		verdict, root, rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
 	if len(rep.ByCode) > 0 {
@@ -153,6 +159,19 @@ func summarize(w io.Writer, where string, rep *check.Report) {
 		fmt.Fprintf(w, "; stopped at --max-problems, the check is incomplete")
 	}
 	fmt.Fprintf(w, "; %.2fs\n", rep.Seconds)
+}
+
+// location names the root file in where it lives: a folder, or a URL
+// prefix such as s3://bucket/prefix/ (which filepath.Join would clean to
+// "s3:/bucket...").
+func location(where, root string) string {
+	switch {
+	case where == "":
+		return root
+	case strings.Contains(where, "://"):
+		return strings.TrimSuffix(where, "/") + "/" + root
+	}
+	return filepath.Join(where, root)
 }
 
 // options turns the flags and ROOT into what check.Set needs.
