@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -93,13 +94,12 @@ const batchLen = 4096
 type dupes struct {
 	fp func([]byte) (uint64, uint64) // the fingerprint of a normalised URL
 
-	hashed   atomic.Int64
-	seenOnce sync.Once
-	seen     []atomic.Uint64 // allocated past smallSet URLs
-	tmu      sync.Mutex
-	texts    map[place]string // URLs whose fingerprint may have been seen before
+	hashed atomic.Int64
+	tmu    sync.Mutex
+	texts  map[place]string // URLs whose fingerprint may have been seen before
 
 	mu   sync.Mutex
+	seen []uint64 // allocated past smallSet URLs; guarded by mu
 	buf  []record
 	runs *runs
 }
@@ -130,19 +130,25 @@ func (d *dupes) add(b *batch) {
 		}
 		d.tmu.Unlock()
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if first < len(b.recs) {
-		d.seenOnce.Do(func() { d.seen = make([]atomic.Uint64, seenBits/64) })
-		// First the loads, independent of each other so that their cache
-		// misses overlap; then the atomic Ors (each a full barrier) on
-		// words now in the cache. A bit set by an earlier URL of the
-		// batch is caught by the Or.
-		for _, r := range b.recs[first:] {
-			d.seen[(r.h2&(seenBits-1))>>6].Load()
+		if d.seen == nil {
+			d.seen = make([]uint64, seenBits/64)
 		}
+		// First the loads, independent of each other so that their cache
+		// misses overlap; then the test-and-set on words now in the
+		// cache. A bit set by an earlier URL of the batch is caught too.
+		var sum uint64
+		for _, r := range b.recs[first:] {
+			sum += d.seen[(r.h2&(seenBits-1))>>6]
+		}
+		touched = sum
 		for i := first; i < len(b.recs); i++ {
 			bit := b.recs[i].h2 & (seenBits - 1)
-			mask := uint64(1) << (bit & 63)
-			if d.seen[bit>>6].Or(mask)&mask == 0 {
+			w, mask := &d.seen[bit>>6], uint64(1)<<(bit&63)
+			if *w&mask == 0 {
+				*w |= mask
 				continue
 			}
 			d.tmu.Lock()
@@ -152,10 +158,12 @@ func (d *dupes) add(b *batch) {
 			d.tmu.Unlock()
 		}
 	}
-	d.mu.Lock()
 	d.buf = d.runs.add(d.buf, b.recs)
-	d.mu.Unlock()
 }
+
+// touched keeps the compiler from dropping the loads that bring a batch's
+// words of the bit set into the cache.
+var touched uint64
 
 // text returns the kept text of a URL of the group, or "".
 func (d *dupes) text(rs ...record) string {
@@ -182,10 +190,9 @@ func (d *dupes) groups(fn func(g []record, extra int)) error {
 
 func (d *dupes) close() {
 	d.mu.Lock()
-	d.buf = nil
+	d.buf, d.seen = nil, nil
 	d.mu.Unlock()
 	d.runs.close()
-	d.seen = nil
 }
 
 // byHash orders records by fingerprint. (cmp.Or would compute both halves'
@@ -206,8 +213,10 @@ func byHash(a, b record) int {
 
 // sortRecords sorts rs by fingerprint: an in-place radix pass (American
 // flag sort) on the top bits of h into buckets of about 256 records, then
-// each bucket by comparison.
-func sortRecords(rs []record) {
+// each bucket by comparison, the buckets split among parts goroutines.
+func sortRecords(rs []record) { sortRecordsParts(rs, 1) }
+
+func sortRecordsParts(rs []record, parts int) {
 	bits := 0
 	for len(rs)>>bits > 256 && bits < 16 {
 		bits++
@@ -239,11 +248,29 @@ func sortRecords(rs []record) {
 			next[b]++
 		}
 	}
-	start := 0
-	for _, end := range count {
-		slices.SortFunc(rs[start:end], byHash)
-		start = end
+	// count holds the buckets' ends: part k sorts the buckets that end
+	// in its share of rs.
+	var wg sync.WaitGroup
+	from := 0
+	for k := 1; k <= parts && from < len(count); k++ {
+		to := len(count) - 1
+		if k < parts {
+			to = min(max(from, sort.SearchInts(count, len(rs)*k/parts)), to)
+		}
+		buckets := count[from : to+1]
+		start := 0
+		if from > 0 {
+			start = count[from-1]
+		}
+		wg.Go(func() {
+			for _, end := range buckets {
+				slices.SortFunc(rs[start:end], byHash)
+				start = end
+			}
+		})
+		from = to + 1
 	}
+	wg.Wait()
 }
 
 // runs is the spill and merge of the records: full buffers are sorted and
@@ -430,17 +457,13 @@ func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
 	if err := s.stop(); err != nil {
 		return err
 	}
-	// Sort the records still in memory in parallel parts, merged below
+	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
-	var cs []*cursor
-	var wg sync.WaitGroup
-	part := max(len(rest)/s.parts+1, 4096)
-	for i := 0; i < len(rest); i += part {
-		m := rest[i:min(i+part, len(rest))]
-		cs = append(cs, &cursor{mem: m})
-		wg.Go(func() { sortRecords(m) })
+	sortRecordsParts(rest, s.parts)
+	if len(s.segs) == 0 {
+		return groupsOf(rest, fn) // no run spilled: no merge
 	}
-	wg.Wait()
+	cs := []*cursor{{mem: rest}}
 	for _, seg := range s.segs {
 		cs = append(cs, &cursor{r: bufio.NewReaderSize(io.NewSectionReader(s.f, seg.off, seg.n), 16<<10)})
 	}
@@ -483,6 +506,21 @@ func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
 		}
 	}
 	flush()
+	return nil
+}
+
+// groupsOf calls fn with each set of records of the sorted rs sharing a
+// fingerprint, as groups does.
+func groupsOf(rs []record, fn func(g []record, extra int)) error {
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].h == rs[i].h && rs[j].h2 == rs[i].h2 {
+			j++
+		}
+		n := min(j-i, maxGroup)
+		fn(rs[i:i+n:i+n], j-i-n)
+		i = j
+	}
 	return nil
 }
 

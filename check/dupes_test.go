@@ -9,7 +9,7 @@ import (
 // TestSortRecords: the radix sort orders records by fingerprint as a
 // comparison sort does, for uniform fingerprints, fingerprints that share
 // their top bits (one bucket), repeats, and every size around the bucket
-// thresholds.
+// thresholds, its buckets sorted by one to three goroutines.
 func TestSortRecords(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 2, 15, 16, 255, 256, 257, 4095, 4096, 4097, 70000, 300000} {
@@ -26,7 +26,7 @@ func TestSortRecords(t *testing.T) {
 			}
 			want := slices.Clone(rs)
 			slices.SortFunc(want, byHash)
-			sortRecords(rs)
+			sortRecordsParts(rs, 1+n%3)
 			if !slices.IsSortedFunc(rs, byHash) {
 				t.Fatalf("%d records, %s: not sorted", n, shape)
 			}
