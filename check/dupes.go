@@ -38,7 +38,8 @@ import (
 // are kept, and past them an 8 MiB bit set of the fingerprints seen so far
 // catches each URL whose fingerprint may have been seen before, whose text
 // is then kept too (at most maxDupDetail texts in all). The bit set is
-// looked up a batch of URLs at a time, so that its cache misses overlap.
+// looked up a batch of URLs at a time, under the lock the batch is filed
+// with, so that its cache misses overlap and no atomic is needed.
 // Small sets, as generate --verify and the tests check, cost neither the
 // bit set nor the run buffers: both grow with the URLs.
 //
@@ -136,14 +137,8 @@ func (d *dupes) add(b *batch) {
 		if d.seen == nil {
 			d.seen = make([]uint64, seenBits/64)
 		}
-		// First the loads, independent of each other so that their cache
-		// misses overlap; then the test-and-set on words now in the
-		// cache. A bit set by an earlier URL of the batch is caught too.
-		var sum uint64
-		for _, r := range b.recs[first:] {
-			sum += d.seen[(r.h2&(seenBits-1))>>6]
-		}
-		touched = sum
+		// Plain test-and-set, no atomics: the batch's lookups are
+		// independent, so their cache misses overlap.
 		for i := first; i < len(b.recs); i++ {
 			bit := b.recs[i].h2 & (seenBits - 1)
 			w, mask := &d.seen[bit>>6], uint64(1)<<(bit&63)
@@ -160,10 +155,6 @@ func (d *dupes) add(b *batch) {
 	}
 	d.buf = d.runs.add(d.buf, b.recs)
 }
-
-// touched keeps the compiler from dropping the loads that bring a batch's
-// words of the bit set into the cache.
-var touched uint64
 
 // text returns the kept text of a URL of the group, or "".
 func (d *dupes) text(rs ...record) string {
