@@ -1,7 +1,7 @@
 // Package check validates a published sitemap set, ours or anyone's: it
 // walks a root sitemap or index file and every file it references, streaming
 // each one through a byte-level tokenizer (encoding/xml's RawToken with an
-// allocation-free fast path, see scan.go) in constant memory, and reports
+// allocation-free fast path, see internal/xmlscan) in constant memory, and reports
 // every problem with its file, line and value.
 //
 // It checks well-formedness; the rules of sitemap.xsd, siteindex.xsd and
@@ -148,8 +148,9 @@ type Options struct {
 	Workers int
 	// TempDir holds the sorted runs of URL fingerprints ("": os.TempDir()).
 	TempDir string
-	// RunRecords is the number of URL fingerprints held in memory before a
-	// sorted run is spilled to TempDir (0: 1<<20, 24 MiB).
+	// RunRecords is the number of URL fingerprints a buffer holds before
+	// it is sorted and spilled to TempDir as a run, while a second buffer
+	// fills (0: 1<<19, two buffers of 16 MiB).
 	RunRecords int
 }
 
@@ -158,7 +159,7 @@ func (o *Options) defaults() {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.RunRecords <= 0 {
-		o.RunRecords = 1 << 20
+		o.RunRecords = 1 << 19
 	}
 }
 

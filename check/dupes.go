@@ -6,10 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -19,21 +19,33 @@ import (
 // Every URL, normalised by the encoder (so that HTTP://Ex.com/a and
 // http://ex.com/a are the same URL), is hashed to 128 bits and recorded with
 // where it is (file, line, ordinal in the file): 28 bytes. Records collect in
-// memory up to Options.RunRecords (default 1<<20, 32 MiB); then they are
-// sorted and written to a temporary file as a run. At the end the runs are
+// a buffer of Options.RunRecords (default 1<<19, 16 MiB); a full buffer is
+// handed to a goroutine that sorts it and writes it to a temporary file as
+// a run, while the workers fill a second buffer. At the end the runs are
 // merged (one 16 KiB read buffer per run) and equal fingerprints are
-// duplicates. Memory is RunRecords*32 bytes plus 16 KiB per run, that is
-// 32 MiB + 16 KiB per million URLs (a billion URLs: 32 MiB + 16 MiB), and
-// disk is 28 bytes per URL. With 128 bits a collision is negligible at any
-// set size (about 1e-21 for a billion URLs), so the files are not read a
-// second time to confirm the duplicates.
+// duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run, that is
+// 16 KiB per half a million URLs (a billion URLs: 32 MiB + 32 MiB), and disk
+// is 28 bytes per URL. With 128 bits a collision is negligible at any set
+// size (about 1e-21 for a billion URLs), so the files are not read a second
+// time to confirm the duplicates.
+//
+// A run is sorted by a radix pass on the fingerprint's top bits, which
+// leaves buckets of a few hundred records (they fit the cache), each then
+// sorted by comparison: the fingerprints are uniform, so the buckets are
+// even.
 //
 // A report names the repeated URL: the texts of the first smallSet URLs
 // are kept, and past them an 8 MiB bit set of the fingerprints seen so far
 // catches each URL whose fingerprint may have been seen before, whose text
-// is then kept too (at most maxDupDetail texts in all). Small sets, as
-// generate --verify and the tests check, cost neither the bit set nor the
-// run buffer: both grow with the URLs.
+// is then kept too (at most maxDupDetail texts in all). The bit set is
+// looked up a batch of URLs at a time, under the lock the batch is filed
+// with, so that its cache misses overlap and no atomic is needed.
+// Small sets, as generate --verify and the tests check, cost neither the
+// bit set nor the run buffers: both grow with the URLs.
+//
+// The spill and the merge (spill, runs, groups) are one piece apart from
+// the fingerprints and texts, the same "sorted runs on disk, then a k-way
+// merge" as internal/extsort and internal/hreflang.
 
 // record is one URL's fingerprint and place.
 type record struct {
@@ -52,50 +64,96 @@ const smallSet = 4096
 // place is a URL's file and ordinal: the key of a kept URL text.
 type place struct{ file, ord uint32 }
 
-type dupes struct {
-	seed, seed2 maphash.Seed
-	dir         string
-	parts       int // sorts of the in-memory records run at once
-	limit       int // records held before a run is spilled
+// batch is the records of one parser not yet handed over, with the text of
+// each URL (texts[ends[i-1]:ends[i]]), so that the bit set is looked up for
+// all of them at once.
+type batch struct {
+	recs  []record
+	texts []byte
+	ends  []int
+}
 
-	hashed   atomic.Int64
-	seenOnce sync.Once
-	seen     []atomic.Uint64 // allocated past smallSet URLs
-	tmu      sync.Mutex
-	texts    map[place]string // URLs whose fingerprint may have been seen before
+func (b *batch) reset() { b.recs, b.texts, b.ends = b.recs[:0], b.texts[:0], b.ends[:0] }
+
+func (b *batch) add(r record, text []byte) {
+	b.recs = append(b.recs, r)
+	b.texts = append(b.texts, text...)
+	b.ends = append(b.ends, len(b.texts))
+}
+
+func (b *batch) text(i int) []byte {
+	from := 0
+	if i > 0 {
+		from = b.ends[i-1]
+	}
+	return b.texts[from:b.ends[i]]
+}
+
+// batchLen is the records a parser collects before handing them over.
+const batchLen = 4096
+
+type dupes struct {
+	fp func([]byte) (uint64, uint64) // the fingerprint of a normalised URL
+
+	hashed atomic.Int64
+	tmu    sync.Mutex
+	texts  map[place]string // URLs whose fingerprint may have been seen before
 
 	mu   sync.Mutex
+	seen []uint64 // allocated past smallSet URLs; guarded by mu
 	buf  []record
-	runs []*os.File
-	err  error
+	runs *runs
 }
 
-func newDupes(dir string, runRecords, parts int) *dupes {
-	return &dupes{seed: maphash.MakeSeed(), seed2: maphash.MakeSeed(), dir: dir, parts: parts, limit: runRecords,
-		buf: make([]record, 0, min(runRecords, smallSet)), texts: map[place]string{}}
+func newDupes(dir string, runRecords, parts int, fp func([]byte) (uint64, uint64)) *dupes {
+	return &dupes{fp: fp, runs: newRuns(dir, runRecords, parts), buf: make([]record, 0, min(runRecords, smallSet)),
+		texts: map[place]string{}}
 }
 
-// hash fingerprints a normalised URL, and keeps its text when the
-// fingerprint may have been seen before: it may be a duplicate.
-func (d *dupes) hash(b []byte, file, ord uint32, text []byte, domain uint64) (uint64, uint64) {
-	h, h2 := maphash.Bytes(d.seed, b)^domain, maphash.Bytes(d.seed2, b)^domain
-	if d.hashed.Add(1) <= smallSet {
-		d.tmu.Lock()
-		d.texts[place{file, ord}] = string(text)
-		d.tmu.Unlock()
-		return h, h2
+// hash fingerprints a normalised URL, apart in its domain (0, or newsDomain).
+func (d *dupes) hash(b []byte, domain uint64) (uint64, uint64) {
+	h, h2 := d.fp(b)
+	return h ^ domain, h2 ^ domain
+}
+
+// add takes a parser's batch: it keeps the texts of the URLs that may be
+// repeats, then files the records.
+func (d *dupes) add(b *batch) {
+	if len(b.recs) == 0 {
+		return
 	}
-	d.seenOnce.Do(func() { d.seen = make([]atomic.Uint64, seenBits/64) })
-	bit := h2 & (seenBits - 1)
-	mask := uint64(1) << (bit & 63)
-	if w := &d.seen[bit>>6]; w.Load()&mask != 0 || w.Or(mask)&mask != 0 {
+	n := int(d.hashed.Add(int64(len(b.recs))))
+	first := max(len(b.recs)-max(n-smallSet, 0), 0) // records among the first smallSet: texts kept
+	if first > 0 {
 		d.tmu.Lock()
-		if len(d.texts) < maxDupDetail {
-			d.texts[place{file, ord}] = string(text)
+		for i, r := range b.recs[:first] {
+			d.texts[place{r.file, r.ord}] = string(b.text(i))
 		}
 		d.tmu.Unlock()
 	}
-	return h, h2
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if first < len(b.recs) {
+		if d.seen == nil {
+			d.seen = make([]uint64, seenBits/64)
+		}
+		// Plain test-and-set, no atomics: the batch's lookups are
+		// independent, so their cache misses overlap.
+		for i := first; i < len(b.recs); i++ {
+			bit := b.recs[i].h2 & (seenBits - 1)
+			w, mask := &d.seen[bit>>6], uint64(1)<<(bit&63)
+			if *w&mask == 0 {
+				*w |= mask
+				continue
+			}
+			d.tmu.Lock()
+			if len(d.texts) < maxDupDetail {
+				d.texts[place{b.recs[i].file, b.recs[i].ord}] = string(b.text(i))
+			}
+			d.tmu.Unlock()
+		}
+	}
+	d.buf = d.runs.add(d.buf, b.recs)
 }
 
 // text returns the kept text of a URL of the group, or "".
@@ -110,23 +168,22 @@ func (d *dupes) text(rs ...record) string {
 	return ""
 }
 
-// add takes a batch of records, spilling a sorted run when memory is full.
-func (d *dupes) add(rs []record) {
+// groups merges the fingerprints and calls fn with each set of records
+// sharing one (at most maxGroup of them; extra is the count left out),
+// single URLs included.
+func (d *dupes) groups(fn func(g []record, extra int)) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.buf)+len(rs) > cap(d.buf) && cap(d.buf) < d.limit {
-		// Past a small set, the whole run buffer at once: growing it by
-		// doubling would copy it again and again.
-		d.buf = append(make([]record, 0, max(d.limit, len(d.buf)+len(rs))), d.buf...)
-	}
-	for len(rs) > 0 {
-		n := min(len(rs), d.limit-len(d.buf))
-		d.buf = append(d.buf, rs[:n]...)
-		rs = rs[n:]
-		if len(d.buf) >= d.limit && d.err == nil {
-			d.err = d.spill()
-		}
-	}
+	buf := d.buf
+	d.buf = nil
+	d.mu.Unlock()
+	return d.runs.groups(buf, fn)
+}
+
+func (d *dupes) close() {
+	d.mu.Lock()
+	d.buf, d.seen = nil, nil
+	d.mu.Unlock()
+	d.runs.close()
 }
 
 // byHash orders records by fingerprint. (cmp.Or would compute both halves'
@@ -145,25 +202,188 @@ func byHash(a, b record) int {
 	return 0
 }
 
-func (d *dupes) spill() error {
-	slices.SortFunc(d.buf, byHash)
-	f, err := os.CreateTemp(d.dir, "sitemapgen-urls-*.run")
-	if err != nil {
-		return fmt.Errorf("duplicate check: %w", err)
+// sortRecords sorts rs by fingerprint: an in-place radix pass (American
+// flag sort) on the top bits of h into buckets of about 256 records, then
+// each bucket by comparison, the buckets split among parts goroutines.
+func sortRecords(rs []record) { sortRecordsParts(rs, 1) }
+
+func sortRecordsParts(rs []record, parts int) {
+	bits := 0
+	for len(rs)>>bits > 256 && bits < 16 {
+		bits++
 	}
-	os.Remove(f.Name()) // unlinked: the space is freed when f is closed, even after a crash
-	d.runs = append(d.runs, f)
-	w := bufio.NewWriterSize(f, 256<<10)
-	var b [recordSize]byte
-	for _, r := range d.buf {
-		putRecord(b[:], r)
-		w.Write(b[:])
+	if bits < 4 {
+		slices.SortFunc(rs, byHash)
+		return
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("duplicate check: %w", err)
+	shift := 64 - bits
+	count := make([]int, 1<<bits)
+	for i := range rs {
+		count[rs[i].h>>shift]++
 	}
-	d.buf = d.buf[:0]
+	next := make([]int, 1<<bits)
+	sum := 0
+	for b, n := range count {
+		next[b] = sum
+		sum += n
+		count[b] = sum // the bucket's end
+	}
+	for b := range count {
+		for next[b] < count[b] {
+			r := rs[next[b]]
+			for d := int(r.h >> shift); d != b; d = int(r.h >> shift) {
+				rs[next[d]], r = r, rs[next[d]]
+				next[d]++
+			}
+			rs[next[b]] = r
+			next[b]++
+		}
+	}
+	// count holds the buckets' ends: part k sorts the buckets that end
+	// in its share of rs.
+	var wg sync.WaitGroup
+	from := 0
+	for k := 1; k <= parts && from < len(count); k++ {
+		to := len(count) - 1
+		if k < parts {
+			to = min(max(from, sort.SearchInts(count, len(rs)*k/parts)), to)
+		}
+		buckets := count[from : to+1]
+		start := 0
+		if from > 0 {
+			start = count[from-1]
+		}
+		wg.Go(func() {
+			for _, end := range buckets {
+				slices.SortFunc(rs[start:end], byHash)
+				start = end
+			}
+		})
+		from = to + 1
+	}
+	wg.Wait()
+}
+
+// runs is the spill and merge of the records: full buffers are sorted and
+// written to one unlinked temporary file as runs by a goroutine of their
+// own, while the caller fills the other buffer; groups merges the runs with
+// the records still in memory.
+type runs struct {
+	dir   string
+	limit int // records per buffer
+	parts int // sorts of the in-memory rest run at once
+
+	spare chan []record // the other buffer, once the spiller is done with it
+	work  chan []record // full buffers to spill
+	wg    sync.WaitGroup
+
+	// Owned by the spiller until stop returns, except err (guarded by mu).
+	mu   sync.Mutex
+	err  error
+	f    *os.File
+	size int64
+	segs []segment
+	out  []byte
+}
+
+// segment is one sorted run: bytes [off, off+n) of the file.
+type segment struct{ off, n int64 }
+
+func newRuns(dir string, limit, parts int) *runs {
+	return &runs{dir: dir, limit: limit, parts: parts}
+}
+
+// add appends rs to buf and returns it; a full buffer goes to the spiller
+// and an empty one comes back (waiting, without spinning, while the
+// spiller still holds both).
+func (s *runs) add(buf, rs []record) []record {
+	if len(buf)+len(rs) > cap(buf) && cap(buf) < s.limit {
+		// Past a small set, the whole run buffer at once: growing it by
+		// doubling would copy it again and again.
+		buf = append(make([]record, 0, max(s.limit, len(buf)+len(rs))), buf...)
+	}
+	for len(rs) > 0 {
+		n := min(len(rs), s.limit-len(buf))
+		buf = append(buf, rs[:n]...)
+		rs = rs[n:]
+		if len(buf) >= s.limit {
+			if s.work == nil {
+				s.work, s.spare = make(chan []record, 1), make(chan []record, 1)
+				s.wg.Add(1)
+				go s.spiller(s.work)
+				s.spare <- make([]record, 0, s.limit)
+			}
+			s.work <- buf
+			buf = (<-s.spare)[:0]
+		}
+	}
+	return buf
+}
+
+func (s *runs) spiller(work <-chan []record) {
+	defer s.wg.Done()
+	for b := range work {
+		sortRecords(b)
+		if err := s.write(b); err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+		s.spare <- b
+	}
+}
+
+// write appends the sorted records b to the file as one run.
+func (s *runs) write(b []record) error {
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, "sitemapgen-urls-*.run")
+		if err != nil {
+			return fmt.Errorf("duplicate check: %w", err)
+		}
+		os.Remove(f.Name()) // unlinked: the space is freed when f is closed, even after a crash
+		s.f = f
+	}
+	start := s.size
+	w := s.out[:0]
+	var rec [recordSize]byte
+	for _, r := range b {
+		putRecord(rec[:], r)
+		w = append(w, rec[:]...)
+		if len(w) >= 256<<10 {
+			if err := s.flush(w); err != nil {
+				return err
+			}
+			w = w[:0]
+		}
+	}
+	if err := s.flush(w); err != nil {
+		return err
+	}
+	s.out = w[:0]
+	s.segs = append(s.segs, segment{start, s.size - start})
 	return nil
+}
+
+func (s *runs) flush(w []byte) error {
+	if _, err := s.f.WriteAt(w, s.size); err != nil {
+		return fmt.Errorf("duplicate check: %w", err)
+	}
+	s.size += int64(len(w))
+	return nil
+}
+
+// stop waits for the spiller and returns its error.
+func (s *runs) stop() error {
+	if s.work != nil {
+		close(s.work)
+		s.work = nil
+		s.wg.Wait()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 func putRecord(b []byte, r record) {
@@ -220,32 +440,25 @@ func (h *cursorHeap) Pop() any {
 // maxGroup bounds the records of one fingerprint held at once.
 const maxGroup = 4096
 
-// groups merges every run and calls fn with each set of two or more
-// records sharing a fingerprint (at most maxGroup of them; extra is the
-// count left out). It closes the runs.
-func (d *dupes) groups(fn func(g []record, extra int)) error {
-	defer d.close()
-	if d.err != nil {
-		return d.err
+// groups merges every run with the records still in memory (rest) and
+// calls fn with each set of records sharing a fingerprint (at most maxGroup
+// of them; extra is the count left out). It closes the runs.
+func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
+	defer s.close()
+	if err := s.stop(); err != nil {
+		return err
 	}
-	// Sort the records still in memory in parallel parts, merged below
+	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
-	var cs []*cursor
-	var wg sync.WaitGroup
-	part := max(len(d.buf)/d.parts+1, 4096)
-	for i := 0; i < len(d.buf); i += part {
-		m := d.buf[i:min(i+part, len(d.buf))]
-		cs = append(cs, &cursor{mem: m})
-		wg.Go(func() { slices.SortFunc(m, byHash) })
+	sortRecordsParts(rest, s.parts)
+	if len(s.segs) == 0 {
+		return groupsOf(rest, fn) // no run spilled: no merge
 	}
-	wg.Wait()
+	cs := []*cursor{{mem: rest}}
+	for _, seg := range s.segs {
+		cs = append(cs, &cursor{r: bufio.NewReaderSize(io.NewSectionReader(s.f, seg.off, seg.n), 16<<10)})
+	}
 	h := cursorHeap{}
-	for _, f := range d.runs {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
-		}
-		cs = append(cs, &cursor{r: bufio.NewReaderSize(f, 16<<10)})
-	}
 	for _, c := range cs {
 		if err := c.next(); err != nil {
 			return fmt.Errorf("duplicate check: %w", err)
@@ -258,7 +471,7 @@ func (d *dupes) groups(fn func(g []record, extra int)) error {
 	var g []record
 	extra := 0
 	flush := func() {
-		if len(g) > 1 {
+		if len(g) > 0 {
 			fn(g, extra)
 		}
 		g, extra = g[:0], 0
@@ -287,11 +500,27 @@ func (d *dupes) groups(fn func(g []record, extra int)) error {
 	return nil
 }
 
-func (d *dupes) close() {
-	for _, f := range d.runs {
-		f.Close()
+// groupsOf calls fn with each set of records of the sorted rs sharing a
+// fingerprint, as groups does.
+func groupsOf(rs []record, fn func(g []record, extra int)) error {
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].h == rs[i].h && rs[j].h2 == rs[i].h2 {
+			j++
+		}
+		n := min(j-i, maxGroup)
+		fn(rs[i:i+n:i+n], j-i-n)
+		i = j
 	}
-	d.runs = nil
-	d.buf = nil
-	d.seen = nil
+	return nil
+}
+
+// close stops the spiller and releases the file.
+func (s *runs) close() {
+	s.stop()
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	s.segs = nil
 }

@@ -44,6 +44,10 @@ type HTTP struct {
 	MaxWait time.Duration
 	// MaxRedirects is the most redirects followed for one file (0: 5).
 	MaxRedirects int
+	// Deadline bounds the time to read one file, from its first request to
+	// the last byte of its body, retries included (0: 5 minutes): a server
+	// that sends a byte now and then never trips Timeout.
+	Deadline time.Duration
 
 	once   sync.Once
 	client *http.Client
@@ -71,6 +75,9 @@ func (h *HTTP) init() {
 		}
 		if h.MaxRedirects <= 0 {
 			h.MaxRedirects = 5
+		}
+		if h.Deadline <= 0 {
+			h.Deadline = 5 * time.Minute
 		}
 		if h.UserAgent == "" {
 			h.UserAgent = "sitemapgen"
@@ -154,15 +161,28 @@ func (e *NotXMLError) Error() string {
 	return fmt.Sprintf("the response is %s, not a sitemap (a soft 404?)", e.ContentType)
 }
 
+// DeadlineError is a file not read within HTTP.Deadline.
+type DeadlineError struct {
+	URL      string
+	Deadline time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("GET %s: not read within %s (--http-deadline): reading stopped", e.URL, e.Deadline)
+}
+
 // Open fetches a URL. The body it returns is read as sent (Content-Encoding
-// decoding is left to the parser, which counts and caps the bytes).
+// decoding is left to the parser, which counts and caps the bytes). A
+// robots.txt may redirect to another host, as crawlers follow it; the
+// sitemaps it names are then checked from where each is served.
 func (h *HTTP) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	h.init()
 	u, err := url.Parse(name)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("open %q: not an http or https URL", name)
 	}
-	b := &httpBody{h: h, ctx: ctx, orig: u, slot: h.slot(u.Host)}
+	ctx, stop := context.WithTimeoutCause(ctx, h.Deadline, &DeadlineError{URL: name, Deadline: h.Deadline})
+	b := &httpBody{h: h, ctx: ctx, stop: stop, orig: u, slot: h.slot(u.Host), robots: isRobots(u.Path)}
 	if err := b.open(); err != nil {
 		b.Close()
 		return nil, err
@@ -172,11 +192,13 @@ func (h *HTTP) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 // httpBody is a response body that resumes after a failure.
 type httpBody struct {
-	h    *HTTP
-	ctx  context.Context
-	orig *url.URL
-	slot chan struct{}
-	held bool
+	h      *HTTP
+	ctx    context.Context    // ends at the file's deadline
+	stop   context.CancelFunc // releases the deadline's timer
+	robots bool               // a robots.txt: redirects to another host are followed
+	orig   *url.URL
+	slot   chan struct{}
+	held   bool
 
 	final    *url.URL // after redirects
 	encoding string
@@ -208,9 +230,13 @@ func (b *httpBody) acquire() error {
 		b.held = true
 		return nil
 	case <-b.ctx.Done():
-		return b.ctx.Err()
+		return b.err()
 	}
 }
+
+// err is why the body's context ended: the check cancelled, or the
+// file's deadline (a *DeadlineError).
+func (b *httpBody) err() error { return context.Cause(b.ctx) }
 
 func (b *httpBody) release() {
 	if b.held {
@@ -251,7 +277,10 @@ func (b *httpBody) open() error {
 			return err
 		}
 		b.attempts++
-		if b.attempts > b.h.Retries || b.ctx.Err() != nil {
+		if b.ctx.Err() != nil {
+			return b.err()
+		}
+		if b.attempts > b.h.Retries {
 			var st *StatusError
 			if errors.As(re.err, &st) {
 				st.Attempts = b.attempts
@@ -269,7 +298,7 @@ func (b *httpBody) open() error {
 		case <-t.C:
 		case <-b.ctx.Done():
 			t.Stop()
-			return b.ctx.Err()
+			return b.err()
 		}
 	}
 }
@@ -287,7 +316,7 @@ func (b *httpBody) try() error {
 		resp, err := b.get(cur)
 		if err != nil {
 			if b.ctx.Err() != nil {
-				return b.ctx.Err()
+				return b.err()
 			}
 			return &retryable{err: b.explain(err)}
 		}
@@ -302,9 +331,9 @@ func (b *httpBody) try() error {
 				redirect.Reason = "a redirect loop"
 			case hop >= b.h.MaxRedirects:
 				redirect.Reason = fmt.Sprintf("more than %d redirects", b.h.MaxRedirects)
-			case !sameSite(b.orig, next):
+			case !sameSite(b.orig, next) && !b.robots:
 				redirect.Reason = "to another host (a sitemap may only list URLs of the host it is served from)"
-			case !strings.HasPrefix(next.Path, folder):
+			case !strings.HasPrefix(next.Path, folder) && !b.robots:
 				redirect.Reason = "out of the folder " + folder + " (a sitemap may only list URLs under its own folder)"
 			}
 			if redirect.Reason != "" {
@@ -456,7 +485,7 @@ func (b *httpBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if b.ctx.Err() != nil {
-			return 0, b.ctx.Err()
+			return 0, b.err()
 		}
 		b.attempts++
 		if b.attempts > b.h.Retries {
@@ -472,6 +501,7 @@ func (b *httpBody) Read(p []byte) (int, error) {
 func (b *httpBody) Close() error {
 	b.closeResp()
 	b.release()
+	b.stop()
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/xmlscan"
 )
 
 // kind is what a file turned out to be.
@@ -43,7 +44,7 @@ type parser struct {
 	file    uint32
 	enc     *encode.Encoder // scope of the file's URLs
 	rawEnc  *encode.Encoder // no scope: index locs are mapped by the walker
-	t       *tokenizer
+	t       *xmlscan.Tokenizer
 	ns      []binding
 	stack   []frame
 	skip    int // depth of the frame whose subtree is being skipped, 0: none
@@ -57,7 +58,7 @@ type parser struct {
 	urls    int64
 	ord     uint32
 	entries []entry
-	recs    []record
+	batch   batch     // URL fingerprints for the duplicate check
 	news    bool      // a urlset declaring the news namespace: a news sitemap
 	newsN   int       // <news:news> elements
 	urlLoc  bool      // the current <url> has a <loc>
@@ -101,6 +102,7 @@ type countingReader struct {
 	r     io.Reader
 	n     int64
 	limit int64
+	err   error // the first error of r other than io.EOF
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -113,6 +115,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	p = p[:min(int64(len(p)), c.limit+1-c.n)]
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -154,36 +159,39 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	if b, _ := bb.Peek(3); bytes.Equal(b, bom) {
 		bb.Discard(3)
 	}
-	p.t = newTokenizer(bb, p.charset)
+	p.t = xmlscan.NewTokenizer(bb, p.charset)
 	t := p.t
-	defer t.close()
+	defer t.Close()
 	for {
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
 		}
-		err := t.next()
+		err := t.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			if ctx.Err() == nil {
+				if raw.err != nil && errors.Is(err, raw.err) {
+					gz = false // the source failed (over HTTP, its deadline): not the gzip stream
+				}
 				p.readError(err, gz)
 			}
 			return min(cr.n, MaxFileBytes)
 		}
 		var ok bool
-		switch t.kind {
-		case tokStart:
-			ok = p.start(xml.StartElement{Name: t.name, Attr: t.attrs})
-		case tokEnd:
-			ok = p.end(xml.EndElement{Name: t.name})
-		case tokText:
-			ok = p.chardata(t.data)
-		case tokPI:
-			ok = p.procInst(xml.ProcInst{Target: t.target, Inst: t.data})
-		case tokDirective:
-			ok = p.directive(t.data)
-		case tokComment:
+		switch t.Kind {
+		case xmlscan.Start:
+			ok = p.start(xml.StartElement{Name: t.Name, Attr: t.Attrs})
+		case xmlscan.End:
+			ok = p.end(xml.EndElement{Name: t.Name})
+		case xmlscan.Text:
+			ok = p.chardata(t.Data)
+		case xmlscan.ProcInst:
+			ok = p.procInst(xml.ProcInst{Target: t.Target, Inst: t.Data})
+		case xmlscan.Directive:
+			ok = p.directive(t.Data)
+		case xmlscan.Comment:
 			ok = true
 		}
 		if !ok {
@@ -252,7 +260,7 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (p *parser) line() int { return p.t.line() }
+func (p *parser) line() int { return p.t.Line() }
 
 func (p *parser) problem(line int, code Code, msg, value string) {
 	if len(value) > 200 {
@@ -276,12 +284,12 @@ func (p *parser) readError(err error, gz bool) {
 	case errors.Is(err, errTooLarge):
 		p.tooLarge = true
 		p.problem(0, CodeTooLarge, fmt.Sprintf("more than %d bytes (uncompressed or as stored): reading stopped", MaxFileBytes), "")
-	case errors.Is(err, errTokenTooLarge):
-		p.problem(p.line(), CodeTooLarge, errTokenTooLarge.Error()+": reading stopped", "")
+	case errors.Is(err, xmlscan.ErrTokenTooLarge):
+		p.problem(p.line(), CodeTooLarge, xmlscan.ErrTokenTooLarge.Error()+": reading stopped", "")
 	case errors.Is(err, errEncoding):
 		// reported by charset
 	case errors.As(err, &se):
-		p.problem(p.t.lineBase+se.Line, CodeNotWellFormed, se.Msg, "")
+		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
 	case gz:
 		p.problem(p.line(), CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
 	case strings.HasPrefix(err.Error(), "xml: "):
@@ -390,6 +398,12 @@ func (p *parser) start(t xml.StartElement) bool {
 		}
 		if f.e.ns == NSXHTML && f.e.local == "link" {
 			p.page.link(t.Attr)
+			for _, a := range t.Attr {
+				if a.Name.Space == "" && a.Name.Local == "href" && isRelative(trimXML([]byte(a.Value))) {
+					// The XSD takes any URI; Google reads only fully-qualified alternates.
+					p.problem(line, reasonCode(encode.NotHTTP), "xhtml:link href is a relative URL: Google asks for a fully-qualified URL", a.Value)
+				}
+			}
 		}
 	}
 	p.stack = append(p.stack, f)
@@ -532,7 +546,8 @@ func (p *parser) end(t xml.EndElement) bool {
 	}
 	if e := f.e; e != nil {
 		p.finish(&f, e)
-		if e.role == roleURL {
+		if e.role == roleURL && len(p.page.ends) > 0 {
+			p.c.hasLinks.Store(true)
 			if err := p.page.add(p.c.hreflang, hreflangRef(p.file, f.line)); err != nil {
 				p.problem(f.line, CodeUnreadable, err.Error(), "")
 			}
@@ -581,7 +596,21 @@ func (p *parser) finish(f *frame, e *elem) {
 		if code == "" {
 			code = CodeInvalidValue
 		}
-		p.problem(f.line, code, fmt.Sprintf("<%s> has an invalid value", e.local), string(text))
+		msg := fmt.Sprintf("<%s> has an invalid value", e.local)
+		short := false
+		if code == CodeLocLength {
+			n := p.textLen
+			if n <= maxText {
+				n = collapsedLen(text)
+			}
+			short = n < minLoc
+			msg = fmt.Sprintf("<loc> is %d characters long; sitemap.xsd asks for %d to %d", n, minLoc, maxLoc)
+		}
+		p.problem(f.line, code, msg, string(text))
+		if s := trimXML(text); short && isRelative(s) {
+			// A relative loc is not_http_url, short (here) or not (checkLoc).
+			p.problem(f.line, reasonCode(encode.NotHTTP), relativeLoc, string(s))
+		}
 		if e.role == roleURLLoc {
 			p.urlLoc = true // a loc, though a bad one: no missing-loc report
 		}
@@ -613,7 +642,11 @@ func (p *parser) finish(f *frame, e *elem) {
 // also fingerprinted for the duplicate check.
 func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint bool) bool {
 	if !hasPrefixFold(s, "http://") && !hasPrefixFold(s, "https://") {
-		p.problem(line, reasonCode(encode.NotHTTP), "loc is not an absolute http or https URL", string(s))
+		msg := "loc is not an absolute http or https URL"
+		if isRelative(s) {
+			msg = relativeLoc
+		}
+		p.problem(line, reasonCode(encode.NotHTTP), msg, string(s))
 		return false
 	}
 	out, r := enc.AppendLoc(p.buf[:0], s)
@@ -626,9 +659,13 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		p.problem(line, reasonCode(r), msg, string(s))
 		return false
 	}
-	if i := encode.UnencodedAt(s); i >= 0 {
-		_, w := utf8.DecodeRune(s[i:])
-		p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
+	// The loc as the encoder wrote it back, XML escaping aside, had nothing
+	// to percent-encode: the common case needs no second look.
+	if !sameEscaped(out, s) {
+		if i := encode.UnencodedAt(s); i >= 0 {
+			_, w := utf8.DecodeRune(s[i:])
+			p.problem(line, CodeUnencoded, fmt.Sprintf("character %q at byte %d must be percent-encoded", s[i:i+max(w, 1)], i), string(s))
+		}
 	}
 	if fingerprint {
 		var domain uint64
@@ -637,14 +674,59 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 			// its URLs are duplicates only of each other.
 			domain = newsDomain
 		}
-		h, h2 := p.c.dupes.hash(out, p.file, p.ord, s, domain)
-		p.recs = append(p.recs, record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord})
-		if len(p.recs) == cap(p.recs) {
-			p.c.dupes.add(p.recs)
-			p.recs = p.recs[:0]
+		h, h2 := p.c.dupes.hash(out, domain)
+		p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
+		if len(p.batch.recs) == batchLen {
+			p.c.dupes.add(&p.batch)
+			p.batch.reset()
 		}
 	}
 	return true
+}
+
+// relativeLoc is the message of a relative loc, whatever its length.
+const relativeLoc = "loc is a relative URL: the protocol asks for an absolute http or https URL"
+
+// isRelative reports whether a URL is a relative reference: not empty, and
+// no scheme (letters, digits, '+', '-', '.' and a ':') before its first
+// '/', '?' or '#'.
+func isRelative(s []byte) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == ':':
+			return i == 0
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// sameEscaped reports whether out is s XML-escaped as the encoder escapes
+// a loc ('&' and '\” as entities; the other markup characters are
+// percent-encoded): then the encoder changed nothing else in s.
+func sameEscaped(out, s []byte) bool {
+	if len(out) == len(s) {
+		return string(out) == string(s)
+	}
+	if bytes.IndexByte(s, '\'') >= 0 {
+		return false // rare: left to the full check
+	}
+	for {
+		k := bytes.IndexByte(s, '&')
+		if k < 0 {
+			return string(out) == string(s)
+		}
+		if len(out) < k+len("&amp;") || string(out[:k]) != string(s[:k]) || string(out[k:k+len("&amp;")]) != "&amp;" {
+			return false
+		}
+		out, s = out[k+len("&amp;"):], s[k+1:]
+	}
 }
 
 // newsDomain sets the fingerprints of news sitemaps' URLs apart from the

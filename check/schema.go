@@ -193,10 +193,13 @@ func add(e *elem) { globals[qname{e.ns, e.local}] = e }
 
 func anyText([]byte) (Code, bool) { return "", true }
 
+// The lengths of tLoc, in characters.
+const minLoc, maxLoc = 12, 2048
+
 // locText is tLoc: an xsd:anyURI of 12 to 2048 characters after white-space collapse.
 func locText(s []byte) (Code, bool) {
 	n := collapsedLen(s)
-	return CodeLocLength, n >= 12 && n <= 2048
+	return CodeLocLength, n >= minLoc && n <= maxLoc
 }
 
 // dateText checks xsd:date | xsd:dateTime; the W3C rule is the walker's.
@@ -354,6 +357,13 @@ func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c ==
 // collapsedLen is the length in characters of s after XSD white-space
 // collapse: trimmed, inner runs of white space counted as one.
 func collapsedLen(s []byte) int {
+	i := 0
+	for i < len(s) && s[i] > ' ' && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return len(s) // the common case: no white space, ASCII
+	}
 	s = trimXML(s)
 	n, space := 0, false
 	for i := 0; i < len(s); {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -30,12 +31,14 @@ type checker struct {
 	dupes  *dupes
 	// hreflang checks that alternates are reciprocal across the set.
 	hreflang *hreflang.Checker
+	hasLinks atomic.Bool // a page with hreflang alternates was seen
 	rep      *Report
 
 	mu       sync.Mutex
 	problems []Problem
 	names    []string        // file number -> name
 	scopes   []*encode.Scope // file number -> scope of its URLs (nil: none)
+	news     []bool          // file number -> a news sitemap (its fingerprints are apart)
 	listed   map[string]bool
 	base     string // public folder URL, normalised; "" until known
 	web      *HTTP  // names are absolute URLs
@@ -67,8 +70,8 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
 	c.qcond = sync.NewCond(&c.qmu)
-	c.dupes = newDupes(opt.TempDir, opt.RunRecords, opt.Workers)
 	c.hreflang = hreflang.New(hreflang.Options{TempDir: opt.TempDir, Normalize: true})
+	c.dupes = newDupes(opt.TempDir, opt.RunRecords, opt.Workers, c.hreflang.Fingerprint)
 	defer c.hreflang.Close()
 	c.rep = &Report{Root: root, ByCode: map[Code]int{}, Limits: map[string]int{
 		"max_urls": opt.MaxURLs, "max_bytes": opt.MaxBytes, "max_entries": opt.MaxEntries, "max_depth": opt.MaxDepth}}
@@ -85,6 +88,7 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 	wg.Wait()
 
 	var err error
+	c.dupes.runs.stop() // no more records: the spiller has written its last run
 	if c.ctx.Err() == nil {
 		if !opt.SkipOrphans && !opt.NoFollow && c.web == nil && !isRobots(root) {
 			c.orphans(root)
@@ -201,6 +205,7 @@ func (c *checker) checkFile(t task) []task {
 	num := uint32(len(c.names))
 	c.names = append(c.names, t.name)
 	c.scopes = append(c.scopes, nil)
+	c.news = append(c.news, false)
 	c.mu.Unlock()
 
 	rc, err := c.files.Open(c.ctx, t.name)
@@ -232,13 +237,12 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Unlock()
 
 	p := &parser{c: c, name: t.name, file: num, enc: encode.NewEncoder(sc, nil), rawEnc: encode.NewEncoder(nil, nil),
-		recs: make([]record, 0, 4096), encoding: encoding}
+		encoding: encoding}
 	size := p.parse(c.ctx, rc)
-	if len(p.recs) > 0 {
-		c.dupes.add(p.recs)
-	}
+	c.dupes.add(&p.batch)
 
 	c.mu.Lock()
+	c.news[num] = p.news
 	c.rep.BytesUncompressed += size
 	switch p.kind {
 	case kindURLSet:
@@ -331,7 +335,11 @@ func (c *checker) robots(t task, r io.Reader) []task {
 	line, lines := 0, 0 // lines: Sitemap: lines
 	for sc.Scan() {
 		line++
-		key, val, ok := strings.Cut(sc.Text(), ":")
+		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // a UTF-8 byte order mark, as Google reads it
+		}
+		key, val, ok := strings.Cut(text, ":")
 		if !ok || !strings.EqualFold(strings.TrimSpace(key), "sitemap") {
 			continue
 		}
@@ -484,7 +492,22 @@ const maxDupDetail = 100000
 func (c *checker) duplicates() error {
 	names := c.names
 	listed := 0
-	return c.dupes.groups(func(g []record, extra int) {
+	// The pages without alternates were not given to the hreflang check,
+	// which needs them only as the targets of alternates: when the set has
+	// any, every URL is handed over here, by its fingerprint.
+	pages := c.hasLinks.Load()
+	var herr error
+	err := c.dupes.groups(func(g []record, extra int) {
+		if pages && herr == nil {
+			h, h2 := g[0].h, g[0].h2
+			if c.news[g[0].file] {
+				h, h2 = h^newsDomain, h2^newsDomain
+			}
+			herr = c.hreflang.AddPageFingerprint(h, h2)
+		}
+		if len(g) < 2 {
+			return
+		}
 		slices.SortFunc(g, func(a, b record) int {
 			return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord))
 		})
@@ -504,6 +527,10 @@ func (c *checker) duplicates() error {
 			c.mu.Unlock()
 		}
 	})
+	if err == nil && herr != nil {
+		err = fmt.Errorf("hreflang check: %w", herr)
+	}
+	return err
 }
 
 // sameHost reports whether two URLs are on one host: same scheme, host

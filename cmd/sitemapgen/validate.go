@@ -49,7 +49,7 @@ type validateFlags struct {
 	maxDepth, maxProblems, workers      int
 	protocolMax, noFollow               bool
 	httpConcurrency, httpRetries        int
-	httpTimeout                         time.Duration
+	httpTimeout, httpDeadline           time.Duration
 }
 
 // httpBackoff is the first wait before an HTTP retry (tests shorten it).
@@ -78,6 +78,7 @@ func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.BoolVar(&f.noFollow, "no-follow", false, "check ROOT alone: do not walk the files an index lists")
 	fs.IntVar(&f.httpConcurrency, "http-concurrency", 4, "HTTP requests at once per host")
 	fs.DurationVar(&f.httpTimeout, "http-timeout", 30*time.Second, "HTTP: the longest wait for a response or for each read of its body")
+	fs.DurationVar(&f.httpDeadline, "http-deadline", 5*time.Minute, "HTTP: the longest time to read one file, retries included (a server that drips bytes never trips --http-timeout)")
 	fs.IntVar(&f.httpRetries, "http-retries", 3, "HTTP: retries after a 5xx or 429 status, a network error or a timeout (backoff from 1s, Retry-After honoured up to 60s)")
 	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
 	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path)")
@@ -103,6 +104,15 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFail
 	}
 	rep, err := check.Set(ctx, files, root, opt)
+	if err != nil && ctx.Err() != nil {
+		// A signal: say how far the check got, not "context canceled".
+		for _, p := range rep.List {
+			fmt.Fprintln(stdout, p)
+		}
+		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: %s read to the end (%d sitemaps, %d indexes, %d URLs, %d bytes uncompressed), %d problems so far\n",
+			rep.Seconds, location(files.String(), rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+		return exitFail
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
 		return exitFail
@@ -140,10 +150,7 @@ func summarize(w io.Writer, where string, rep *check.Report) {
 	if !rep.OK() {
 		verdict = "FAIL"
 	}
-	root := rep.Root
-	if where != "" {
-		root = filepath.Join(where, rep.Root)
-	}
+	root := location(where, rep.Root)
 	fmt.Fprintf(w, "%s %s: %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed, %d problems",
 		verdict, root, rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
 	if len(rep.ByCode) > 0 {
@@ -158,6 +165,19 @@ func summarize(w io.Writer, where string, rep *check.Report) {
 		fmt.Fprintf(w, "; stopped at --max-problems, the check is incomplete")
 	}
 	fmt.Fprintf(w, "; %.2fs\n", rep.Seconds)
+}
+
+// location names the root file in where it lives: a folder, or a URL
+// prefix such as s3://bucket/prefix/ (which filepath.Join would clean to
+// "s3:/bucket...").
+func location(where, root string) string {
+	switch {
+	case where == "":
+		return root
+	case strings.Contains(where, "://"):
+		return strings.TrimSuffix(where, "/") + "/" + root
+	}
+	return filepath.Join(where, root)
 }
 
 // options turns the flags and ROOT into what check.Set needs.
@@ -188,8 +208,8 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 		}
 	}
 	if strings.HasPrefix(rootArg, "http://") || strings.HasPrefix(rootArg, "https://") {
-		if f.httpConcurrency < 1 || f.httpTimeout <= 0 || f.httpRetries < 0 {
-			return nil, "", opt, usageError{errors.New("--http-concurrency and --http-timeout must be positive, --http-retries 0 or more")}
+		if f.httpConcurrency < 1 || f.httpTimeout <= 0 || f.httpDeadline <= 0 || f.httpRetries < 0 {
+			return nil, "", opt, usageError{errors.New("--http-concurrency, --http-timeout and --http-deadline must be positive, --http-retries 0 or more")}
 		}
 		if u, err := url.Parse(rootArg); err != nil || u.Host == "" {
 			return nil, "", opt, usageError{fmt.Errorf("ROOT %q: not a URL", rootArg)}
@@ -201,7 +221,7 @@ func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files,
 		opt.SkipOrphans = true // a web server lists no folder
 		return &check.HTTP{
 			UserAgent:   "sitemapgen/" + versionString() + " (+https://github.com/sitemapgen/sitemapgen)",
-			Concurrency: f.httpConcurrency, Timeout: f.httpTimeout, Retries: retries, Backoff: httpBackoff,
+			Concurrency: f.httpConcurrency, Timeout: f.httpTimeout, Deadline: f.httpDeadline, Retries: retries, Backoff: httpBackoff,
 		}, rootArg, opt, nil
 	}
 	if strings.HasPrefix(rootArg, "s3://") {

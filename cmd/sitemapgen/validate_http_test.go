@@ -373,7 +373,8 @@ func TestValidateHTTPScope(t *testing.T) {
 }
 
 // TestValidateSIGTERM: a real validate process reading a body that trickles
-// in for ever, with a long timeout, exits at once on the first SIGTERM.
+// in for ever, with a long timeout, exits 1 at once on the first SIGTERM,
+// saying it was interrupted and how far it got, not "context canceled".
 func TestValidateSIGTERM(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
@@ -392,6 +393,8 @@ func TestValidateSIGTERM(t *testing.T) {
 	defer srv.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS=validate --http-timeout 1h "+srv.URL+"/sitemap.xml")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -409,5 +412,9 @@ func TestValidateSIGTERM(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("exit %d, want 1", code)
+	}
+	if msg := stderr.String(); strings.Contains(msg, "context canceled") || !strings.Contains(msg, "interrupted after") ||
+		!strings.Contains(msg, "0 sitemaps, 0 indexes, 0 URLs") {
+		t.Errorf("stderr %q: want the interruption and how far the check got", msg)
 	}
 }

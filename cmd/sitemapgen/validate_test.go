@@ -251,3 +251,21 @@ func TestValidateBOM(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestSummaryLocation: the summary names the root where it lives, with the
+// two slashes of an s3:// prefix kept (filepath.Join made it "s3:/").
+func TestSummaryLocation(t *testing.T) {
+	for _, tc := range []struct{ where, want string }{
+		{"s3://bucket/site/", "OK s3://bucket/site/sitemap.xml: "},
+		{"s3://bucket/", "OK s3://bucket/sitemap.xml: "},
+		{"s3://bucket/site", "OK s3://bucket/site/sitemap.xml: "},
+		{"out/sitemaps", "OK " + filepath.Join("out", "sitemaps", "sitemap.xml") + ": "},
+		{"", "OK sitemap.xml: "},
+	} {
+		var b strings.Builder
+		summarize(&b, tc.where, &check.Report{Root: "sitemap.xml"})
+		if !strings.HasPrefix(b.String(), tc.want) {
+			t.Errorf("%q: summary %q, want it to start with %q", tc.where, b.String(), tc.want)
+		}
+	}
+}

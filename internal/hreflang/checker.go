@@ -122,6 +122,33 @@ func (c *Checker) AddEntry(entry []byte, ref uint64) error {
 	return c.add(loc, links, ref)
 }
 
+// Fingerprint returns the 128-bit fingerprint the Checker gives a URL as
+// it uses it: with Normalize, the encoder's normalised form
+// (encode.Encoder.AppendLoc, any host). A caller that fingerprints the
+// set's URLs anyway (validate's duplicate check) uses it to add the pages
+// without alternates later, with AddPageFingerprint.
+func (c *Checker) Fingerprint(u []byte) (uint64, uint64) { return c.fp(u) }
+
+// AddPageFingerprint records a page without alternates by the Fingerprint
+// of its loc. Such pages matter only as the targets of other pages'
+// alternates, so a caller that knows the set has no alternate at all
+// need not add them. A page added both ways counts once as a target.
+func (c *Checker) AddPageFingerprint(x0, x1 uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return ErrFinished
+	}
+	if c.err != nil {
+		return c.err
+	}
+	c.counts.Pages++
+	if err := c.join.add(mkJoin(kindPage, x0, x1, 0, 0)); err != nil {
+		return c.fail(err)
+	}
+	return nil
+}
+
 func (c *Checker) add(loc []byte, links []Link, ref uint64) error {
 	if c.done {
 		return ErrFinished

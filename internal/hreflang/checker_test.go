@@ -430,3 +430,34 @@ https://example.com/fi,en,https://example.com/plain,not_reciprocal,a link from t
 		t.Fatalf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestAddPageFingerprint: the fixture's pages without alternates added by
+// their fingerprint give the fixture's answer (the link to "plain" is not
+// reciprocal, not a missing target), as added whole; left out, the link to
+// a page without alternates becomes a missing target.
+func TestAddPageFingerprint(t *testing.T) {
+	for _, add := range []bool{true, false} {
+		c := New(Options{TempDir: t.TempDir(), RunRecords: 3})
+		for i, p := range fixture {
+			var err error
+			switch {
+			case len(p.links) > 0:
+				err = c.Add(p.page(uint64(i)))
+			case add:
+				err = c.AddPageFingerprint(c.Fingerprint([]byte(p.loc)))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := finish(t, c)
+		want := fixtureWant
+		if !add {
+			want = slices.Clone(fixtureWant)
+			want[3] = "target_missing https://example.com/fi en https://example.com/plain"
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("pages without alternates added: %v: got\n%s\nwant\n%s", add, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

@@ -4,9 +4,13 @@
 // compressing the same uncompressed XML with the same compressor, level and
 // cores. It prints rows/s, MB/s, the ratio to the limit, peak RSS,
 // allocations per row and the busy time of each stage, as medians of -runs
-// interleaved runs.
+// interleaved runs. With -validate each run's output is then validated
+// (check.Set, as sitemapgen validate) and inflated alone (the same-run
+// inflate limit): it prints validate / generate and validate / inflate
+// limit, the medians of each run's ratios.
 //
 //	go run ./bench/cmd/e2e -rows 1000000 -min-ratio 0.5
+//	go run ./bench/cmd/e2e -rows 1000000 -validate
 //
 // It exits 1 when the median ratio falls below -min-ratio: CI uses that to
 // catch gross regressions without ever comparing absolute times.
@@ -29,6 +33,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/bench"
+	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/shard"
@@ -47,6 +52,8 @@ func main() {
 	minRatio := flag.Float64("min-ratio", 0, "exit 1 when the median end-to-end/limit ratio is below this")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the last pipeline run")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
+	validate := flag.Bool("validate", false, "after each run, validate its output (check.Set, as sitemapgen validate) and measure the same-run inflate limit")
+	valprofile := flag.String("validate-cpuprofile", "", "write a CPU profile of the last validation")
 	flag.Parse()
 
 	var cuts []shard.CutMode
@@ -74,13 +81,18 @@ func main() {
 	res := make([][]result, len(cuts))
 	for i := range *runs {
 		for k, cut := range cuts {
-			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, i == *runs-1 && k == len(cuts)-1, *cpuprofile)
+			last := i == *runs-1 && k == len(cuts)-1
+			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, last, *cpuprofile, *validate, *valprofile)
 			if err != nil {
 				fail(err)
 			}
 			res[k] = append(res[k], r)
 			fmt.Fprintf(os.Stderr, "run %d, %s cuts: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
 				i+1, cut, r.rowsPerSec(), r.limitRowsPerSec(), r.ratio(), r.rss>>20)
+			if *validate {
+				fmt.Fprintf(os.Stderr, "run %d, validate: %.2f s, CPU %.2f s, %d problems, peak RSS %d MiB; validate / generate %.2f, validate / inflate limit %.2f\n",
+					i+1, r.valSecs, r.valCPU, r.valProblems, r.valRSS>>20, r.valVsGen(), r.valVsInflate())
+			}
 		}
 	}
 	if *memprofile != "" {
@@ -115,6 +127,13 @@ func main() {
 		fmt.Printf("| allocations per row | %.5f |\n", m.allocsPerRow)
 		fmt.Printf("| output | %d MB XML, %d MB gzip, %d shards |\n", m.xml/1e6, m.gz/1e6, m.shards)
 		fmt.Printf("| stage busy time (s, summed over goroutines) | %s |\n", m.stages)
+		if *validate {
+			fmt.Printf("| validate (check.Set on the run's output) | %.2f s, %.0f URLs/s, CPU %.2f s, peak RSS %d MiB, %d problems |\n",
+				m.valSecs, float64(m.rows)/m.valSecs, m.valCPU, m.valRSS>>20, m.valProblems)
+			fmt.Printf("| inflate limit (same files, klauspost gzip, a file per core) | %.2f s |\n", m.inflateSecs)
+			fmt.Printf("| **validate / generate** (rate, medians of the same-run ratios) | **%.2f** |\n", m.valVsGenMedian)
+			fmt.Printf("| **validate / inflate limit** | **%.2f** |\n", m.valVsInflateMedian)
+		}
 		if m.ratio() < *minRatio {
 			fmt.Printf("FAIL: %s cuts: end-to-end is %.2f of the compression limit, below %.2f\n", cut, m.ratio(), *minRatio)
 			failed = true
@@ -173,14 +192,27 @@ type result struct {
 	allocsPerRow       float64
 	stages             string
 	stageSecs          map[string]float64
+
+	// validate, when measured
+	valSecs, valCPU, inflateSecs       float64
+	valRSS                             int64
+	valProblems                        int
+	valVsGenMedian, valVsInflateMedian float64
 }
+
+// valVsGen is validate's rate as a ratio to generate's in the same run.
+func (r result) valVsGen() float64 { return r.seconds / r.valSecs }
+
+// valVsInflate is validate's rate as a ratio to the same-run inflate limit.
+func (r result) valVsInflate() float64 { return r.inflateSecs / r.valSecs }
 
 func (r result) rowsPerSec() float64      { return float64(r.rows) / r.seconds }
 func (r result) limitRowsPerSec() float64 { return float64(r.rows) / r.limitSecs }
 func (r result) ratio() float64           { return r.limitSecs / r.seconds }
 
 // once runs the pipeline, then measures the compression limit on its output.
-func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string) (result, error) {
+func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string,
+	validate bool, valprofile string) (result, error) {
 	out, err := os.MkdirTemp(dir, "out-")
 	if err != nil {
 		return result{}, err
@@ -228,7 +260,46 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 		return result{}, err
 	}
 	r.limitSecs = limit * float64(rep.BytesUncompressed) / float64(measured)
+	if validate {
+		if err := validateOnce(&r, out, dir, last, valprofile); err != nil {
+			return result{}, err
+		}
+		if r.inflateSecs, _, err = bench.InflateLimit(out, rep.Files); err != nil {
+			return result{}, err
+		}
+	}
 	return r, nil
+}
+
+// validateOnce validates the run's output as sitemapgen validate does
+// (every problem listed), timing it.
+func validateOnce(r *result, out, dir string, last bool, cpuprofile string) error {
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	if last && cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	rep, err := check.Set(context.Background(), check.Dir(out), "sitemap.xml", check.Options{Limits: check.Ours, TempDir: dir})
+	r.valSecs = time.Since(start).Seconds()
+	r.valCPU = cpuSeconds() - cpu0
+	r.valRSS = peakRSS()
+	if err != nil {
+		return err
+	}
+	if rep.URLs != r.rows {
+		return fmt.Errorf("validate read %d URLs of the %d written", rep.URLs, r.rows)
+	}
+	r.valProblems = rep.Problems
+	return nil
 }
 
 func stageString(s map[string]float64) string {
@@ -255,6 +326,12 @@ func median(rs []result) result {
 	m.cpuSecs = pick(func(r result) float64 { return r.cpuSecs })
 	m.rss = int64(pick(func(r result) float64 { return float64(r.rss) }))
 	m.allocsPerRow = pick(func(r result) float64 { return r.allocsPerRow })
+	m.valSecs = pick(func(r result) float64 { return r.valSecs })
+	m.valCPU = pick(func(r result) float64 { return r.valCPU })
+	m.inflateSecs = pick(func(r result) float64 { return r.inflateSecs })
+	m.valRSS = int64(pick(func(r result) float64 { return float64(r.valRSS) }))
+	m.valVsGenMedian = pick(result.valVsGen)
+	m.valVsInflateMedian = pick(result.valVsInflate)
 	st := map[string]float64{}
 	for k := range m.stageSecs {
 		st[k] = pick(func(r result) float64 { return r.stageSecs[k] })

@@ -1,4 +1,4 @@
-package check
+package xmlscan
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 )
 
 // tokenSeeds are documents that exercise every path of the scanner and
@@ -71,37 +73,37 @@ func rawTokens(data []byte, fast bool, chunk, window int) (toks []string, fellBa
 			toks = append(toks, fmt.Sprintf("%d %s", line, tokString(tok)))
 		}
 	}
-	t := &tokenizer{sc: newScanner(r, window), charset: charset}
+	t := &Tokenizer{sc: newScanner(r, window), charset: charset}
 	var pending []byte // the pieces of a text or comment returned in pieces
 	for {
-		err := t.next()
+		err := t.Next()
 		if err != nil {
-			return append(toks, errString(err, t.lineBase)), !t.fast()
+			return append(toks, errString(err, 0)), !t.fast()
 		}
-		if t.partial || pending != nil {
+		if t.Partial || pending != nil {
 			// Pieces of one long text or comment: encoding/xml returns them as one token.
-			pending = append(pending, t.data...)
-			if t.partial {
+			pending = append(pending, t.Data...)
+			if t.Partial {
 				continue
 			}
-			t.data, pending = pending, nil
+			t.Data, pending = pending, nil
 		}
 		var tok xml.Token
-		switch t.kind {
-		case tokStart:
-			tok = xml.StartElement{Name: t.name, Attr: t.attrs}
-		case tokEnd:
-			tok = xml.EndElement{Name: t.name}
-		case tokText:
-			tok = xml.CharData(t.data)
-		case tokComment:
-			tok = xml.Comment(t.data)
-		case tokPI:
-			tok = xml.ProcInst{Target: t.target, Inst: t.data}
-		case tokDirective:
-			tok = xml.Directive(t.data)
+		switch t.Kind {
+		case Start:
+			tok = xml.StartElement{Name: t.Name, Attr: t.Attrs}
+		case End:
+			tok = xml.EndElement{Name: t.Name}
+		case Text:
+			tok = xml.CharData(t.Data)
+		case Comment:
+			tok = xml.Comment(t.Data)
+		case ProcInst:
+			tok = xml.ProcInst{Target: t.Target, Inst: t.Data}
+		case Directive:
+			tok = xml.Directive(t.Data)
 		}
-		toks = append(toks, fmt.Sprintf("%d %s", t.line(), tokString(tok)))
+		toks = append(toks, fmt.Sprintf("%d %s", t.Line(), tokString(tok)))
 	}
 }
 
@@ -165,17 +167,20 @@ func TestTokenizerAgrees(t *testing.T) {
 	for _, s := range tokenSeeds {
 		docs = append(docs, []byte(s))
 	}
-	ents, _ := os.ReadDir("testdata/examples")
+	ents, err := os.ReadDir(xmltest.ExamplesDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".gz") {
-			docs = append(docs, readExample(t, e.Name()))
+			docs = append(docs, xmltest.Example(t, e.Name()))
 		}
 	}
-	docs = append(docs, variants(readExample(t, "valid-urlset-minimal.xml"), 1, 200)...)
-	docs = append(docs, variants(readExample(t, "valid-urlset-extensions.xml"), 3, 200)...)
-	docs = append(docs, variants(readExample(t, "valid-sitemapindex.xml"), 2, 100)...)
+	docs = append(docs, xmltest.Variants(xmltest.Example(t, "valid-urlset-minimal.xml"), 1, 200)...)
+	docs = append(docs, xmltest.Variants(xmltest.Example(t, "valid-urlset-extensions.xml"), 3, 200)...)
+	docs = append(docs, xmltest.Variants(xmltest.Example(t, "valid-sitemapindex.xml"), 2, 100)...)
 	for _, doc := range docs {
-		agree(t, doc, 0, windowSize)
+		agree(t, doc, 0, WindowSize)
 		for _, w := range []int{16, 64} {
 			for _, chunk := range []int{1, 3, 17} {
 				agree(t, doc, chunk, w)
@@ -189,10 +194,10 @@ func TestTokenizerAgrees(t *testing.T) {
 func TestTokenizerFastPath(t *testing.T) {
 	docs := map[string][]byte{"generated": sitemapDoc(200)}
 	for _, name := range []string{"valid-urlset-minimal.xml", "valid-urlset-extensions.xml", "valid-sitemapindex.xml"} {
-		docs[name] = readExample(t, name)
+		docs[name] = xmltest.Example(t, name)
 	}
 	for name, doc := range docs {
-		if toks, fellBack := rawTokens(doc, true, 0, windowSize); fellBack {
+		if toks, fellBack := rawTokens(doc, true, 0, WindowSize); fellBack {
 			t.Errorf("%s: the scanner handed over to encoding/xml (%d tokens)", name, len(toks))
 		}
 	}
@@ -214,8 +219,8 @@ func sitemapDoc(n int) []byte {
 func TestTokenizerAllocs(t *testing.T) {
 	doc := sitemapDoc(1000)
 	allocs := testing.AllocsPerRun(5, func() {
-		tk := newTokenizer(bytes.NewReader(doc), nil)
-		for tk.next() == nil {
+		tk := NewTokenizer(bytes.NewReader(doc), nil)
+		for tk.Next() == nil {
 		}
 	})
 	if allocs > 40 { // the window, the name table and its names: ~13,000 tokens
@@ -229,37 +234,19 @@ func FuzzTokenizer(f *testing.F) {
 	for _, s := range tokenSeeds {
 		f.Add([]byte(s), uint8(0), uint8(0))
 	}
-	ents, _ := os.ReadDir("testdata/examples")
+	ents, _ := os.ReadDir(xmltest.ExamplesDir())
 	for _, e := range ents {
-		if b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name())); err == nil && !strings.HasSuffix(e.Name(), ".gz") {
+		if b, err := os.ReadFile(filepath.Join(xmltest.ExamplesDir(), e.Name())); err == nil && !strings.HasSuffix(e.Name(), ".gz") {
 			f.Add(b, uint8(5), uint8(40))
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte, chunk, window uint8) {
-		w := windowSize
+		w := WindowSize
 		if window > 0 {
 			w = int(window)
 		}
 		agree(t, data, int(chunk), w)
 	})
-}
-
-// TestDuplicatesInLatin1 checks that the duplicate check reads back the
-// URLs of a file declared in Latin-1, as the first pass read it.
-func TestDuplicatesInLatin1(t *testing.T) {
-	doc := []byte(`<?xml version="1.0" encoding="ISO-8859-1"?>` + "\n" +
-		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/x</loc></url>` + "\n" +
-		`<url><loc>https://a.example/x</loc></url></urlset>`)
-	rep, err := Set(t.Context(), WithFile(noFiles{}, "root.xml", doc), "root.xml", Options{Limits: Ours, TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.ByCode[CodeDuplicateURL] != 1 || rep.ByCode[CodeNotUTF8] != 1 || rep.Problems != 2 {
-		t.Fatalf("want a not_utf8 and a duplicate_url, got %v", rep.List)
-	}
-	if p := rep.List[len(rep.List)-1]; p.Code != CodeDuplicateURL || p.Line != 3 {
-		t.Errorf("duplicate reported as %v, want line 3", p)
-	}
 }
 
 // TestTokenizerPieces: a text or comment longer than the window is read by

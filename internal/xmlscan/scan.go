@@ -1,19 +1,5 @@
-package check
-
-import (
-	"bufio"
-	"bytes"
-	"encoding/xml"
-	"errors"
-	"io"
-	"strconv"
-	"strings"
-	"sync"
-	"unicode"
-	"unicode/utf8"
-)
-
-// The tokenizer is encoding/xml's RawToken with a fast path.
+// Package xmlscan is a streaming XML tokenizer for sitemap documents: the
+// tokens of encoding/xml's RawToken, read without allocating per token.
 //
 // A byte-level scanner reads the common shapes of sitemap documents (start
 // and end tags with ASCII names and quoted attributes, text with the five
@@ -29,22 +15,38 @@ import (
 // read it from the start: the scanner only ever accepts what encoding/xml
 // accepts, giving the same tokens, and every error (and its message) comes
 // from encoding/xml. FuzzTokenizer and TestTokenizerAgrees hold it to that.
+package xmlscan
 
-type tokKind uint8
-
-const (
-	tokEOF tokKind = iota
-	tokStart
-	tokEnd
-	tokText
-	tokPI
-	tokComment
-	tokDirective
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
-// tokenizer yields the raw tokens of one document; the current token is in
-// its fields, valid until the next call.
-type tokenizer struct {
+// Kind is the kind of a token.
+type Kind uint8
+
+// The kinds of tokens, as encoding/xml's Token types.
+const (
+	tokEOF    Kind = iota
+	Start          // a start tag: Name, Attrs
+	End            // an end tag: Name
+	Text           // character data, CDATA included: Data
+	ProcInst       // a processing instruction: Target, Data
+	Comment        // a comment: Data
+	Directive      // a directive such as DOCTYPE: Data
+)
+
+// Tokenizer yields the raw tokens of one document; the current token is in
+// its exported fields, valid until the next call of Next.
+type Tokenizer struct {
 	sc       *scanner // nil once the decoder has taken over
 	d        *xml.Decoder
 	lineBase int // lines before the decoder's first byte
@@ -52,38 +54,44 @@ type tokenizer struct {
 	window   *[]byte       // the scanner's buffer, also read by the decoder after a hand-over
 	capped   *cappedReader // the decoder's input, bounding each of its tokens
 
-	kind   tokKind
-	name   xml.Name   // start and end tags
-	attrs  []xml.Attr // start tags
-	data   []byte     // text, comment, directive, PI body
-	target string     // PI target
-	// partial is set on a piece of a text or comment longer than the
-	// window: the next token continues it (see scanner.piece).
-	partial bool
+	Kind   Kind
+	Name   xml.Name   // start and end tags
+	Attrs  []xml.Attr // start tags
+	Data   []byte     // text, comment, directive, PI body
+	Target string     // PI target
+	// Partial is set on a piece of a text or comment longer than the
+	// window: the next token continues it.
+	Partial bool
 }
 
-// windowSize is the scanner's buffer; a token larger than it goes to the decoder.
-const windowSize = 256 << 10
+// WindowSize is the scanner's buffer; a token larger than it goes to the
+// decoder, except a text or comment, which is returned in pieces.
+const WindowSize = 256 << 10
 
-func newTokenizer(r io.Reader, charset func(string, io.Reader) (io.Reader, error)) *tokenizer {
+// NewTokenizer returns a tokenizer reading r. charset is encoding/xml's
+// Decoder.CharsetReader, called for a declared encoding other than UTF-8
+// (nil: such a document is an error).
+func NewTokenizer(r io.Reader, charset func(label string, r io.Reader) (io.Reader, error)) *Tokenizer {
 	w := windows.Get().(*[]byte)
-	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]xml.Name{}}
-	return &tokenizer{sc: sc, window: w, charset: charset}
+	sc := &scanner{r: r, buf: *w, line: 1, names: map[string]recentName{}}
+	return &Tokenizer{sc: sc, window: w, charset: charset}
 }
 
 // windows recycles the scanners' windows across the files of a set.
-var windows = sync.Pool{New: func() any { b := make([]byte, windowSize); return &b }}
+var windows = sync.Pool{New: func() any { b := make([]byte, WindowSize); return &b }}
 
-// close recycles the window; the tokenizer is not used after.
-func (t *tokenizer) close() {
+// Close recycles the tokenizer's window; the tokenizer is not used after.
+func (t *Tokenizer) Close() {
 	if t.window != nil {
 		windows.Put(t.window)
 		t.window, t.sc, t.d = nil, nil, nil
 	}
 }
 
-// next reads the next token; io.EOF at the end of a well-formed stream.
-func (t *tokenizer) next() error {
+// Next reads the next token; io.EOF at the end of a well-formed stream. A
+// syntax error is an *xml.SyntaxError whose Line counts from the start of
+// the document; a token too large for the decoder is ErrTokenTooLarge.
+func (t *Tokenizer) Next() error {
 	if t.sc != nil {
 		switch k := t.sc.next(); k {
 		case tokFallback:
@@ -91,8 +99,8 @@ func (t *tokenizer) next() error {
 		case tokError:
 			return t.sc.synErr
 		default:
-			t.kind = k
-			t.name, t.attrs, t.data, t.target, t.partial = t.sc.name, t.sc.attrs, t.sc.data, t.sc.target, t.sc.partial
+			t.Kind = k
+			t.Name, t.Attrs, t.Data, t.Target, t.Partial = t.sc.name, t.sc.attrs, t.sc.data, t.sc.target, t.sc.partial
 			if k == tokEOF {
 				return io.EOF
 			}
@@ -101,29 +109,32 @@ func (t *tokenizer) next() error {
 	}
 	tok, err := t.d.RawToken()
 	if err != nil {
+		if se, ok := err.(*xml.SyntaxError); ok && t.lineBase > 0 {
+			return &xml.SyntaxError{Msg: se.Msg, Line: t.lineBase + se.Line}
+		}
 		return err
 	}
-	t.capped.allow(maxToken) // the next token may be maxToken bytes long
-	t.partial = false
+	t.capped.allow(MaxToken) // the next token may be MaxToken bytes long
+	t.Partial = false
 	switch x := tok.(type) {
 	case xml.StartElement:
-		t.kind, t.name, t.attrs = tokStart, x.Name, x.Attr
+		t.Kind, t.Name, t.Attrs = Start, x.Name, x.Attr
 	case xml.EndElement:
-		t.kind, t.name = tokEnd, x.Name
+		t.Kind, t.Name = End, x.Name
 	case xml.CharData:
-		t.kind, t.data = tokText, x
+		t.Kind, t.Data = Text, x
 	case xml.Comment:
-		t.kind, t.data = tokComment, x
+		t.Kind, t.Data = Comment, x
 	case xml.ProcInst:
-		t.kind, t.target, t.data = tokPI, x.Target, x.Inst
+		t.Kind, t.Target, t.Data = ProcInst, x.Target, x.Inst
 	case xml.Directive:
-		t.kind, t.data = tokDirective, x
+		t.Kind, t.Data = Directive, x
 	}
 	return nil
 }
 
 // fallback hands the rest of the stream to encoding/xml.
-func (t *tokenizer) fallback() {
+func (t *Tokenizer) fallback() {
 	s := t.sc
 	var tail io.Reader = s.r
 	switch {
@@ -133,7 +144,7 @@ func (t *tokenizer) fallback() {
 		tail = eofReader{}
 	}
 	t.capped = &cappedReader{r: bufio.NewReaderSize(io.MultiReader(bytes.NewReader(s.buf[s.pos:s.end]), tail), 4096)}
-	t.capped.allow(maxToken)
+	t.capped.allow(MaxToken)
 	t.d = xml.NewDecoder(t.capped)
 	t.d.Strict = true
 	t.d.CharsetReader = t.charset
@@ -141,8 +152,8 @@ func (t *tokenizer) fallback() {
 	t.sc = nil
 }
 
-// line is the line at the end of the current token (encoding/xml's InputPos).
-func (t *tokenizer) line() int {
+// Line is the line at the end of the current token (encoding/xml's InputPos).
+func (t *Tokenizer) Line() int {
 	if t.sc != nil {
 		return t.sc.line
 	}
@@ -151,18 +162,18 @@ func (t *tokenizer) line() int {
 }
 
 // fast reports whether the scanner is still reading (for tests).
-func (t *tokenizer) fast() bool { return t.sc != nil }
+func (t *Tokenizer) fast() bool { return t.sc != nil }
 
-// maxToken bounds the bytes encoding/xml may read for one token after a
+// MaxToken bounds the bytes encoding/xml may read for one token after a
 // hand-over: it keeps a whole token (a text, a comment, a start tag with its
 // attributes) in memory, so an unbounded one would be a denial of service.
 // The scanner itself never holds more than its window: it returns a long
 // text or comment in pieces.
-const maxToken = 1 << 20
+const MaxToken = 1 << 20
 
-// ErrTokenTooLarge is returned for a token longer than maxToken read by the
+// ErrTokenTooLarge is returned for a token longer than MaxToken read by the
 // encoding/xml decoder after a hand-over.
-var errTokenTooLarge = errors.New("a single XML token longer than 1 MiB where the reader had handed over to encoding/xml (after a DOCTYPE, a non-ASCII name, a declared encoding other than UTF-8 or a very long start tag)")
+var ErrTokenTooLarge = errors.New("a single XML token longer than 1 MiB where the reader had handed over to encoding/xml (after a DOCTYPE, a non-ASCII name, a declared encoding other than UTF-8 or a very long start tag)")
 
 // cappedReader feeds the decoder and fails once it has read more than the
 // allowance since the last token. It is an io.ByteReader, so encoding/xml
@@ -176,7 +187,7 @@ func (c *cappedReader) allow(n int64) { c.limit = c.n + n }
 
 func (c *cappedReader) ReadByte() (byte, error) {
 	if c.n >= c.limit {
-		return 0, errTokenTooLarge
+		return 0, ErrTokenTooLarge
 	}
 	b, err := c.r.ReadByte()
 	if err == nil {
@@ -187,7 +198,7 @@ func (c *cappedReader) ReadByte() (byte, error) {
 
 func (c *cappedReader) Read(p []byte) (int, error) {
 	if c.n >= c.limit {
-		return 0, errTokenTooLarge
+		return 0, ErrTokenTooLarge
 	}
 	p = p[:min(int64(len(p)), c.limit-c.n)]
 	n, err := c.r.Read(p)
@@ -203,10 +214,10 @@ type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
-// scanner results: a tokKind, or one of these.
+// scanner results: a Kind, or one of these.
 const (
-	tokFallback tokKind = 100 // hand over to encoding/xml at this token
-	tokError    tokKind = 101 // a syntax error inside a token read in pieces: synErr
+	tokFallback Kind = 100 // hand over to encoding/xml at this token
+	tokError    Kind = 101 // a syntax error inside a token read in pieces: synErr
 )
 
 // cont is what a piece returned by the scanner continues.
@@ -241,23 +252,24 @@ type scanner struct {
 	data    []byte
 	target  string
 	tmp     []byte
-	names   map[string]xml.Name
-	partial bool // the token returned is a piece, continued by the next
-	cont    cont // what the bytes at pos continue
-	cut     bool // text: the end of the bytes given ends the piece
+	names   map[string]recentName
+	recent  [32]recentName // the names last met, by a hash of their bytes
+	partial bool           // the token returned is a piece, continued by the next
+	cont    cont           // what the bytes at pos continue
+	cut     bool           // text: the end of the bytes given ends the piece
 	synErr  error
 }
 
 func newScanner(r io.Reader, window int) *scanner {
-	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]xml.Name{}}
+	return &scanner{r: r, buf: make([]byte, window), line: 1, names: map[string]recentName{}}
 }
 
 // next returns the next token's kind (tokFallback: hand over to encoding/xml).
-func (s *scanner) next() tokKind {
+func (s *scanner) next() Kind {
 	if s.needClose {
 		s.needClose = false
 		s.name = s.toClose
-		return tokEnd
+		return End
 	}
 	s.partial = false
 	for {
@@ -273,7 +285,7 @@ func (s *scanner) next() tokKind {
 			}
 			continue
 		}
-		var k tokKind
+		var k Kind
 		var n, lines int
 		var st status
 		if s.cont == contComment {
@@ -315,7 +327,7 @@ func (s *scanner) next() tokKind {
 
 // contEnd ends a token read in pieces at the end of the input: the
 // decoder's "unexpected EOF", or the read error.
-func (s *scanner) contEnd() tokKind {
+func (s *scanner) contEnd() Kind {
 	s.line += bytes.Count(s.buf[s.pos:s.end], nl)
 	s.pos = s.end
 	if s.err != nil {
@@ -331,7 +343,7 @@ func (s *scanner) contEnd() tokKind {
 // can start with nothing carried over: before an incomplete character or
 // reference, a CR (of a CRLF) and "]]" (of "]]>") in text, before "-" (of
 // "--") in a comment.
-func (s *scanner) piece(b []byte) (tokKind, int, int, status) {
+func (s *scanner) piece(b []byte) (Kind, int, int, status) {
 	switch {
 	case s.cont == contComment:
 		cut := commentCut(b, 0)
@@ -339,7 +351,7 @@ func (s *scanner) piece(b []byte) (tokKind, int, int, status) {
 			return 0, 0, 0, stFallback
 		}
 		s.data = b[:cut]
-		return tokComment, cut, bytes.Count(b[:cut], nl), stOK
+		return Comment, cut, bytes.Count(b[:cut], nl), stOK
 	case b[0] != '<':
 		cut := len(b) - 1 // the next piece is not empty: a text token, not a CDATA one
 		if amp := bytes.LastIndexByte(b[max(0, cut-64):], '&'); amp >= 0 {
@@ -369,7 +381,7 @@ func (s *scanner) piece(b []byte) (tokKind, int, int, status) {
 			return 0, 0, 0, stFallback
 		}
 		s.data = data
-		return tokText, n, lines, stOK
+		return Text, n, lines, stOK
 	case len(b) >= 4 && string(b[:4]) == "<!--":
 		cut := commentCut(b, 4)
 		if cut == 4 {
@@ -377,7 +389,7 @@ func (s *scanner) piece(b []byte) (tokKind, int, int, status) {
 		}
 		s.data = b[4:cut]
 		s.cont = contComment
-		return tokComment, cut, bytes.Count(b[:cut], nl), stOK
+		return Comment, cut, bytes.Count(b[:cut], nl), stOK
 	}
 	return 0, 0, 0, stFallback
 }
@@ -396,7 +408,7 @@ func commentCut(b []byte, from int) int {
 }
 
 // commentRest reads the rest of a comment returned in pieces, up to its "-->".
-func (s *scanner) commentRest(b []byte) (tokKind, int, int, status) {
+func (s *scanner) commentRest(b []byte) (Kind, int, int, status) {
 	k := bytes.Index(b, []byte("--"))
 	if k < 0 || k+2 >= len(b) {
 		return 0, 0, 0, stMore
@@ -408,7 +420,7 @@ func (s *scanner) commentRest(b []byte) (tokKind, int, int, status) {
 	}
 	s.data = b[:k]
 	s.cont = contNone
-	return tokComment, n, bytes.Count(b[:n], nl), stOK
+	return Comment, n, bytes.Count(b[:n], nl), stOK
 }
 
 // fill moves the unread bytes to the front and reads more; false when the
@@ -432,14 +444,14 @@ func (s *scanner) fill() bool {
 }
 
 // scan reads one token at the start of b: its kind, length and newlines.
-func (s *scanner) scan(b []byte) (tokKind, int, int, status) {
+func (s *scanner) scan(b []byte) (Kind, int, int, status) {
 	if b[0] != '<' {
 		data, n, lines, st := s.text(b, 0, 0)
 		if st != stOK {
 			return 0, 0, 0, st
 		}
 		s.data = data
-		return tokText, n, lines, stOK
+		return Text, n, lines, stOK
 	}
 	if len(b) < 2 {
 		return 0, 0, 0, stMore
@@ -458,7 +470,7 @@ func (s *scanner) scan(b []byte) (tokKind, int, int, status) {
 			return 0, 0, 0, stFallback
 		}
 		s.name = name
-		return tokEnd, i + 1, lines, stOK
+		return End, i + 1, lines, stOK
 	case '?':
 		return s.procInst(b)
 	case '!':
@@ -476,7 +488,7 @@ func (s *scanner) scan(b []byte) (tokKind, int, int, status) {
 			}
 			s.data = b[4 : 4+k]
 			n := 4 + k + 3
-			return tokComment, n, bytes.Count(b[:n], nl), stOK
+			return Comment, n, bytes.Count(b[:n], nl), stOK
 		case len(b) >= 9 && string(b[2:9]) == "[CDATA[":
 			return s.cdata(b)
 		case len(b) < 9 && b[2] == '[':
@@ -489,7 +501,7 @@ func (s *scanner) scan(b []byte) (tokKind, int, int, status) {
 
 var nl = []byte{'\n'}
 
-func (s *scanner) startTag(b []byte) (tokKind, int, int, status) {
+func (s *scanner) startTag(b []byte) (Kind, int, int, status) {
 	name, i, st := s.nsname(b, 1)
 	if st != stOK {
 		return 0, 0, 0, st
@@ -553,10 +565,10 @@ func (s *scanner) startTag(b []byte) (tokKind, int, int, status) {
 	if empty {
 		s.needClose, s.toClose = true, name
 	}
-	return tokStart, i, lines, stOK
+	return Start, i, lines, stOK
 }
 
-func (s *scanner) procInst(b []byte) (tokKind, int, int, status) {
+func (s *scanner) procInst(b []byte) (Kind, int, int, status) {
 	i, st := asciiName(b, 2)
 	if st != stOK {
 		return 0, 0, 0, st
@@ -582,7 +594,7 @@ func (s *scanner) procInst(b []byte) (tokKind, int, int, status) {
 	}
 	s.data = data
 	n := i + k + 2
-	return tokPI, n, bytes.Count(b[:n], nl), stOK
+	return ProcInst, n, bytes.Count(b[:n], nl), stOK
 }
 
 // procInstParam is encoding/xml's procInst: the value of param in a PI body.
@@ -613,7 +625,7 @@ func procInstParam(param, s string) string {
 	return s[i : i+j]
 }
 
-func (s *scanner) cdata(b []byte) (tokKind, int, int, status) {
+func (s *scanner) cdata(b []byte) (Kind, int, int, status) {
 	k := bytes.Index(b[9:], []byte("]]>"))
 	if k < 0 {
 		return 0, 0, 0, stMore
@@ -658,7 +670,7 @@ func (s *scanner) cdata(b []byte) (tokKind, int, int, status) {
 		s.data = raw
 	}
 	n := 9 + k + 3
-	return tokText, n, lines + bytes.Count(b[9+k:n], nl), stOK
+	return Text, n, lines + bytes.Count(b[9+k:n], nl), stOK
 }
 
 // byte classes of text: 0 plain, 1 needs a look.
@@ -859,6 +871,12 @@ func asciiName(b []byte, i int) (int, status) {
 	return j, stOK
 }
 
+// recentName is a name as written and as split at its colon.
+type recentName struct {
+	raw  string
+	name xml.Name
+}
+
 // maxNames bounds the names interned per file.
 const maxNames = 1024
 
@@ -870,8 +888,15 @@ func (s *scanner) nsname(b []byte, i int) (xml.Name, int, status) {
 		return xml.Name{}, 0, st
 	}
 	raw := b[i:j]
-	if n, ok := s.names[string(raw)]; ok {
-		return n, j, stOK
+	// A sitemap uses a handful of names over and over: a direct-mapped
+	// cache in front of the map saves hashing each.
+	slot := &s.recent[(len(raw)*5+int(raw[0])*3+int(raw[len(raw)-1]))%len(s.recent)]
+	if slot.raw == string(raw) {
+		return slot.name, j, stOK
+	}
+	if e, ok := s.names[string(raw)]; ok {
+		*slot = e
+		return e.name, j, stOK
 	}
 	str := string(raw)
 	var n xml.Name
@@ -889,7 +914,8 @@ func (s *scanner) nsname(b []byte, i int) (xml.Name, int, status) {
 		n.Local = str
 	}
 	if len(s.names) < maxNames {
-		s.names[str] = n
+		*slot = recentName{str, n}
+		s.names[str] = *slot
 	}
 	return n, j, stOK
 }
