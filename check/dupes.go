@@ -2,16 +2,16 @@ package check
 
 import (
 	"bufio"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // Duplicate URLs are found with an external sort of 128-bit fingerprints.
@@ -99,14 +99,14 @@ type dupes struct {
 	tmu    sync.Mutex
 	texts  map[place]string // URLs whose fingerprint may have been seen before
 
-	mu   sync.Mutex
-	seen []uint64 // allocated past smallSet URLs; guarded by mu
-	buf  []record
-	runs *runs
+	mu    sync.Mutex
+	seen  []uint64 // allocated past smallSet URLs; guarded by mu
+	buf   []record
+	spill *spill
 }
 
 func newDupes(dir string, runRecords, parts int, fp func([]byte) (uint64, uint64)) *dupes {
-	return &dupes{fp: fp, runs: newRuns(dir, runRecords, parts), buf: make([]record, 0, min(runRecords, smallSet)),
+	return &dupes{fp: fp, spill: newSpill(dir, runRecords, parts), buf: make([]record, 0, min(runRecords, smallSet)),
 		texts: map[place]string{}}
 }
 
@@ -153,7 +153,7 @@ func (d *dupes) add(b *batch) {
 			d.tmu.Unlock()
 		}
 	}
-	d.buf = d.runs.add(d.buf, b.recs)
+	d.buf = d.spill.add(d.buf, b.recs)
 }
 
 // text returns the kept text of a URL of the group, or "".
@@ -176,14 +176,14 @@ func (d *dupes) groups(fn func(g []record, extra int)) error {
 	buf := d.buf
 	d.buf = nil
 	d.mu.Unlock()
-	return d.runs.groups(buf, fn)
+	return d.spill.groups(buf, fn)
 }
 
 func (d *dupes) close() {
 	d.mu.Lock()
 	d.buf, d.seen = nil, nil
 	d.mu.Unlock()
-	d.runs.close()
+	d.spill.close()
 }
 
 // byHash orders records by fingerprint. (cmp.Or would compute both halves'
@@ -264,11 +264,11 @@ func sortRecordsParts(rs []record, parts int) {
 	wg.Wait()
 }
 
-// runs is the spill and merge of the records: full buffers are sorted and
-// written to one unlinked temporary file as runs by a goroutine of their
-// own, while the caller fills the other buffer; groups merges the runs with
-// the records still in memory.
-type runs struct {
+// spill is the spill and merge of the records, on internal/runs: full
+// buffers are sorted and written to one unlinked temporary file as runs by
+// a goroutine of their own, while the caller fills the other buffer; groups
+// merges the runs with the records still in memory.
+type spill struct {
 	dir   string
 	limit int // records per buffer
 	parts int // sorts of the in-memory rest run at once
@@ -280,23 +280,19 @@ type runs struct {
 	// Owned by the spiller until stop returns, except err (guarded by mu).
 	mu   sync.Mutex
 	err  error
-	f    *os.File
-	size int64
-	segs []segment
+	f    *runs.Temp
+	file *runs.Appender
 	out  []byte
 }
 
-// segment is one sorted run: bytes [off, off+n) of the file.
-type segment struct{ off, n int64 }
-
-func newRuns(dir string, limit, parts int) *runs {
-	return &runs{dir: dir, limit: limit, parts: parts}
+func newSpill(dir string, limit, parts int) *spill {
+	return &spill{dir: dir, limit: limit, parts: parts}
 }
 
 // add appends rs to buf and returns it; a full buffer goes to the spiller
 // and an empty one comes back (waiting, without spinning, while the
 // spiller still holds both).
-func (s *runs) add(buf, rs []record) []record {
+func (s *spill) add(buf, rs []record) []record {
 	if len(buf)+len(rs) > cap(buf) && cap(buf) < s.limit {
 		// Past a small set, the whole run buffer at once: growing it by
 		// doubling would copy it again and again.
@@ -320,7 +316,7 @@ func (s *runs) add(buf, rs []record) []record {
 	return buf
 }
 
-func (s *runs) spiller(work <-chan []record) {
+func (s *spill) spiller(work <-chan []record) {
 	defer s.wg.Done()
 	for b := range work {
 		sortRecords(b)
@@ -336,16 +332,14 @@ func (s *runs) spiller(work <-chan []record) {
 }
 
 // write appends the sorted records b to the file as one run.
-func (s *runs) write(b []record) error {
+func (s *spill) write(b []record) error {
 	if s.f == nil {
-		f, err := os.CreateTemp(s.dir, "sitemapgen-urls-*.run")
+		f, err := runs.CreateTemp(s.dir, "sitemapgen-urls-*.run")
 		if err != nil {
 			return fmt.Errorf("duplicate check: %w", err)
 		}
-		os.Remove(f.Name()) // unlinked: the space is freed when f is closed, even after a crash
-		s.f = f
+		s.f, s.file = f, runs.NewAppender(f)
 	}
-	start := s.size
 	w := s.out[:0]
 	var rec [recordSize]byte
 	for _, r := range b {
@@ -362,20 +356,19 @@ func (s *runs) write(b []record) error {
 		return err
 	}
 	s.out = w[:0]
-	s.segs = append(s.segs, segment{start, s.size - start})
+	s.file.EndRun()
 	return nil
 }
 
-func (s *runs) flush(w []byte) error {
-	if _, err := s.f.WriteAt(w, s.size); err != nil {
+func (s *spill) flush(w []byte) error {
+	if _, err := s.file.Write(w); err != nil {
 		return fmt.Errorf("duplicate check: %w", err)
 	}
-	s.size += int64(len(w))
 	return nil
 }
 
 // stop waits for the spiller and returns its error.
-func (s *runs) stop() error {
+func (s *spill) stop() error {
 	if s.work != nil {
 		close(s.work)
 		s.work = nil
@@ -424,26 +417,13 @@ func (c *cursor) next() error {
 	return nil
 }
 
-type cursorHeap []*cursor
-
-func (h cursorHeap) Len() int           { return len(h) }
-func (h cursorHeap) Less(i, j int) bool { return byHash(h[i].cur, h[j].cur) < 0 }
-func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*cursor)) }
-func (h *cursorHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
-}
-
 // maxGroup bounds the records of one fingerprint held at once.
 const maxGroup = 4096
 
 // groups merges every run with the records still in memory (rest) and
 // calls fn with each set of records sharing a fingerprint (at most maxGroup
 // of them; extra is the count left out). It closes the runs.
-func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
+func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 	defer s.close()
 	if err := s.stop(); err != nil {
 		return err
@@ -451,23 +431,23 @@ func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
 	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
 	sortRecordsParts(rest, s.parts)
-	if len(s.segs) == 0 {
+	if s.file == nil {
 		return groupsOf(rest, fn) // no run spilled: no merge
 	}
 	cs := []*cursor{{mem: rest}}
-	for _, seg := range s.segs {
-		cs = append(cs, &cursor{r: bufio.NewReaderSize(io.NewSectionReader(s.f, seg.off, seg.n), 16<<10)})
+	for _, seg := range s.file.Runs() {
+		cs = append(cs, &cursor{r: bufio.NewReaderSize(s.file.Open(seg), 16<<10)})
 	}
-	h := cursorHeap{}
+	var live []*cursor
 	for _, c := range cs {
 		if err := c.next(); err != nil {
 			return fmt.Errorf("duplicate check: %w", err)
 		}
 		if !c.done {
-			h = append(h, c)
+			live = append(live, c)
 		}
 	}
-	heap.Init(&h)
+	h := runs.NewHeap(live, func(a, b *cursor) bool { return byHash(a.cur, b.cur) < 0 })
 	var g []record
 	extra := 0
 	flush := func() {
@@ -476,8 +456,8 @@ func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
 		}
 		g, extra = g[:0], 0
 	}
-	for len(h) > 0 {
-		c := h[0]
+	for h.Len() > 0 {
+		c := h.Top()
 		r := c.cur
 		if len(g) > 0 && (g[0].h != r.h || g[0].h2 != r.h2) {
 			flush()
@@ -491,9 +471,9 @@ func (s *runs) groups(rest []record, fn func(g []record, extra int)) error {
 			return fmt.Errorf("duplicate check: %w", err)
 		}
 		if c.done {
-			heap.Pop(&h)
+			h.Pop()
 		} else {
-			heap.Fix(&h, 0)
+			h.Fix()
 		}
 	}
 	flush()
@@ -516,11 +496,10 @@ func groupsOf(rs []record, fn func(g []record, extra int)) error {
 }
 
 // close stops the spiller and releases the file.
-func (s *runs) close() {
+func (s *spill) close() {
 	s.stop()
 	if s.f != nil {
 		s.f.Close()
-		s.f = nil
+		s.f, s.file = nil, nil
 	}
-	s.segs = nil
 }

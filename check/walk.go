@@ -88,7 +88,7 @@ func Set(ctx context.Context, files Files, root string, opt Options) (*Report, e
 	wg.Wait()
 
 	var err error
-	c.dupes.runs.stop() // no more records: the spiller has written its last run
+	c.dupes.spill.stop() // no more records: the spiller has written its last run
 	if c.ctx.Err() == nil {
 		if !opt.SkipOrphans && !opt.NoFollow && c.web == nil && !isRobots(root) {
 			c.orphans(root)
