@@ -20,6 +20,7 @@ import (
 	"runtime"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 )
 
 // Code names a kind of problem. The names are stable: reports use them.
@@ -68,7 +69,7 @@ const (
 )
 
 // MaxNewsURLs is the most news items Google reads in one news sitemap.
-const MaxNewsURLs = 1000
+const MaxNewsURLs = protocol.MaxNewsURLs
 
 // Codes of loc problems are the encoder's rejection reasons:
 // "not_http_url", "bad_host", "bad_port", "userinfo", "out_of_scope",
@@ -119,8 +120,10 @@ type Limits struct {
 
 // Our limits (what generate writes by default) and the protocol's.
 var (
-	Ours     = Limits{MaxURLs: 50000, MaxBytes: 10485760, MaxEntries: 1000, MaxDepth: 3}
-	Protocol = Limits{MaxURLs: 50000, MaxBytes: 52428800, MaxEntries: 50000, MaxDepth: 3}
+	Ours = Limits{MaxURLs: protocol.MaxURLs, MaxBytes: protocol.DefaultMaxBytes, MaxEntries: protocol.DefaultFanout,
+		MaxDepth: protocol.MaxIndexDepth}
+	Protocol = Limits{MaxURLs: protocol.MaxURLs, MaxBytes: protocol.MaxFileBytes, MaxEntries: protocol.MaxIndexEntries,
+		MaxDepth: protocol.MaxIndexDepth}
 )
 
 // Options configure a check.

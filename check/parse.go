@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/internal/xmlscan"
 )
 
@@ -84,14 +85,14 @@ type frame struct {
 // MaxFileBytes is the most bytes read of one file, uncompressed and as
 // stored: the protocol's 50 MiB. Past it a file is reported too_large and
 // reading stops, so a gzip bomb or an endless body costs nothing more.
-const MaxFileBytes = 52428800
+const MaxFileBytes = protocol.MaxFileBytes
 
 // maxNesting bounds the elements open at once (xmllint's default is 256;
 // a sitemap needs 5): the parser keeps a frame per open element.
 const maxNesting = 256
 
 // maxEntries bounds the index entries kept for the walker; more are counted.
-const maxEntries = 50000
+const maxEntries = protocol.MaxIndexEntries
 
 var errTooLarge = fmt.Errorf("more than %d bytes", MaxFileBytes)
 

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 )
 
 // Namespaces of the sitemap protocol and its extensions.
@@ -135,7 +136,7 @@ func init() {
 	add(&elem{ns: NSVideo, local: "video", seq: []particle{
 		one(uri(NSVideo, "thumbnail_loc")),
 		one(maxLen(NSVideo, "title", 100)),
-		one(maxLen(NSVideo, "description", 2048)),
+		one(maxLen(NSVideo, "description", protocol.MaxVideoDescription)),
 		opt(uri(NSVideo, "content_loc")),
 		opt(&elem{ns: NSVideo, local: "player_loc", text: anyText, attrs: []attrDecl{
 			{local: "allow_embed", check: yesNo}, {local: "autoplay"}}}),
@@ -194,7 +195,7 @@ func add(e *elem) { globals[qname{e.ns, e.local}] = e }
 func anyText([]byte) (Code, bool) { return "", true }
 
 // The lengths of tLoc, in characters.
-const minLoc, maxLoc = 12, 2048
+const minLoc, maxLoc = protocol.MinLoc, protocol.MaxLoc
 
 // locText is tLoc: an xsd:anyURI of 12 to 2048 characters after white-space collapse.
 func locText(s []byte) (Code, bool) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/check"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -71,7 +72,7 @@ func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.IntVar(&f.maxBytes, "max-bytes", check.Ours.MaxBytes, "uncompressed bytes per file")
 	fs.IntVar(&f.maxEntries, "index-fanout", check.Ours.MaxEntries, "entries per index file")
 	fs.IntVar(&f.maxDepth, "max-depth", check.Ours.MaxDepth, "index levels above a sitemap")
-	fs.BoolVar(&f.protocolMax, "protocol-max", false, "use the protocol's limits (50000 URLs, 52428800 bytes, 50000 index entries) instead of ours")
+	fs.BoolVar(&f.protocolMax, "protocol-max", false, fmt.Sprintf("use the protocol's limits (%d URLs, %d bytes, %d index entries) instead of ours", protocol.MaxURLs, protocol.MaxFileBytes, protocol.MaxIndexEntries))
 	fs.IntVar(&f.maxProblems, "max-problems", 1000, "stop after this many problems (0: no limit)")
 	fs.IntVar(&f.workers, "workers", 0, "files checked at once (default: all cores)")
 	fs.StringVar(&f.tmp, "tmp", "", "folder for the duplicate check's temporary runs (default: the system's)")
