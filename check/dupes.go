@@ -265,28 +265,23 @@ func sortRecordsParts(rs []record, parts int) {
 }
 
 // spill is the spill and merge of the records, on internal/runs: full
-// buffers are sorted and written to one unlinked temporary file as runs by
-// a goroutine of their own, while the caller fills the other buffer; groups
-// merges the runs with the records still in memory.
+// buffers go to a runs.Spiller, which sorts and writes them as runs to one
+// unlinked temporary file in a goroutine of its own while the caller fills
+// the other buffer; groups merges the runs with the records still in
+// memory.
 type spill struct {
-	dir   string
 	limit int // records per buffer
 	parts int // sorts of the in-memory rest run at once
-
-	spare chan []record // the other buffer, once the spiller is done with it
-	work  chan []record // full buffers to spill
-	wg    sync.WaitGroup
-
-	// Owned by the spiller until stop returns, except err (guarded by mu).
-	mu   sync.Mutex
-	err  error
-	f    *runs.Temp
-	file *runs.Appender
-	out  []byte
+	sp    *runs.Spiller[record]
 }
 
 func newSpill(dir string, limit, parts int) *spill {
-	return &spill{dir: dir, limit: limit, parts: parts}
+	return &spill{limit: limit, parts: parts, sp: runs.NewSpiller("duplicate check", dir, "sitemapgen-urls-*.run", sortRecords,
+		func(dst []byte, r record) []byte {
+			var b [recordSize]byte
+			putRecord(b[:], r)
+			return append(dst, b[:]...)
+		})}
 }
 
 // add appends rs to buf and returns it; a full buffer goes to the spiller
@@ -303,81 +298,14 @@ func (s *spill) add(buf, rs []record) []record {
 		buf = append(buf, rs[:n]...)
 		rs = rs[n:]
 		if len(buf) >= s.limit {
-			if s.work == nil {
-				s.work, s.spare = make(chan []record, 1), make(chan []record, 1)
-				s.wg.Add(1)
-				go s.spiller(s.work)
-				s.spare <- make([]record, 0, s.limit)
-			}
-			s.work <- buf
-			buf = (<-s.spare)[:0]
+			buf, _ = s.sp.Hand(buf) // its error is Stop's
 		}
 	}
 	return buf
 }
 
-func (s *spill) spiller(work <-chan []record) {
-	defer s.wg.Done()
-	for b := range work {
-		sortRecords(b)
-		if err := s.write(b); err != nil {
-			s.mu.Lock()
-			if s.err == nil {
-				s.err = err
-			}
-			s.mu.Unlock()
-		}
-		s.spare <- b
-	}
-}
-
-// write appends the sorted records b to the file as one run.
-func (s *spill) write(b []record) error {
-	if s.f == nil {
-		f, err := runs.CreateTemp(s.dir, "sitemapgen-urls-*.run")
-		if err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
-		}
-		s.f, s.file = f, runs.NewAppender(f)
-	}
-	w := s.out[:0]
-	var rec [recordSize]byte
-	for _, r := range b {
-		putRecord(rec[:], r)
-		w = append(w, rec[:]...)
-		if len(w) >= 256<<10 {
-			if err := s.flush(w); err != nil {
-				return err
-			}
-			w = w[:0]
-		}
-	}
-	if err := s.flush(w); err != nil {
-		return err
-	}
-	s.out = w[:0]
-	s.file.EndRun()
-	return nil
-}
-
-func (s *spill) flush(w []byte) error {
-	if _, err := s.file.Write(w); err != nil {
-		return fmt.Errorf("duplicate check: %w", err)
-	}
-	return nil
-}
-
 // stop waits for the spiller and returns its error.
-func (s *spill) stop() error {
-	if s.work != nil {
-		close(s.work)
-		s.work = nil
-		s.wg.Wait()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
+func (s *spill) stop() error { return s.sp.Stop() }
 
 func putRecord(b []byte, r record) {
 	binary.LittleEndian.PutUint64(b, r.h)
@@ -431,12 +359,12 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
 	sortRecordsParts(rest, s.parts)
-	if s.file == nil {
+	if len(s.sp.Runs()) == 0 {
 		return groupsOf(rest, fn) // no run spilled: no merge
 	}
 	cs := []*cursor{{mem: rest}}
-	for _, seg := range s.file.Runs() {
-		cs = append(cs, &cursor{r: bufio.NewReaderSize(s.file.Open(seg), 16<<10)})
+	for _, seg := range s.sp.Runs() {
+		cs = append(cs, &cursor{r: bufio.NewReaderSize(s.sp.Open(seg), 16<<10)})
 	}
 	var live []*cursor
 	for _, c := range cs {
@@ -496,10 +424,4 @@ func groupsOf(rs []record, fn func(g []record, extra int)) error {
 }
 
 // close stops the spiller and releases the file.
-func (s *spill) close() {
-	s.stop()
-	if s.f != nil {
-		s.f.Close()
-		s.f, s.file = nil, nil
-	}
-}
+func (s *spill) close() { s.sp.Close() }

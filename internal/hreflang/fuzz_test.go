@@ -7,23 +7,14 @@ import (
 	"io"
 	"slices"
 	"testing"
-
-	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // runOf returns a sorter whose only run is data, as if spilled.
 func runOf[T any](t testing.TB, data []byte, cmp func(a, b T) int, put func([]byte, T) []byte, get func(*bufio.Reader) (T, error)) *sorter[T] {
-	f, err := runs.CreateTemp(t.TempDir(), "run")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := runs.NewAppender(f)
-	if _, err := out.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	out.EndRun()
 	s := newSorter(t.TempDir(), "fuzz", 16, cmp, put, get)
-	s.f, s.out = f, out
+	if err := s.sp.AppendRun(data); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(s.close)
 	return s
 }
@@ -158,9 +149,9 @@ func TestCorruptSpill(t *testing.T) {
 		}
 		switch damage {
 		case "truncate":
-			c.join.f.Truncate(c.join.out.Size() - 5)
+			c.join.sp.File().Truncate(c.join.sp.Size() - 5)
 		case "kind":
-			c.join.f.WriteAt([]byte{0xff}, c.join.out.Runs()[1].Off)
+			c.join.sp.File().WriteAt([]byte{0xff}, c.join.sp.Runs()[1].Off)
 		}
 		_, err = c.Finish(func(*Problem) error { return nil })
 		if err == nil {

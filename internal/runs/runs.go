@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Temp is a temporary file for sorted runs. It is unlinked as soon as it is
@@ -141,5 +142,157 @@ func (h *Heap[C]) down(i int) {
 		}
 		s[i], s[j] = s[j], s[i]
 		i = j
+	}
+}
+
+// Spiller sorts full buffers of records and writes each as a run to one
+// Temp, in a goroutine of its own, while the caller fills another buffer:
+// memory is two buffers, and the caller never waits on a spill unless the
+// spiller still holds both.
+type Spiller[T any] struct {
+	name, dir, pattern string
+	sort               func([]T)
+	put                func(dst []byte, r T) []byte
+
+	spare, work chan []T
+	wg          sync.WaitGroup
+
+	// Owned by the spiller goroutine until Stop returns, except err
+	// (guarded by mu).
+	mu  sync.Mutex
+	err error
+	f   *Temp
+	out *Appender
+	enc []byte
+}
+
+// NewSpiller returns a Spiller whose runs go to a Temp in dir named after
+// pattern, records sorted by sort and encoded by put; its errors start with
+// name (what the records are for).
+func NewSpiller[T any](name, dir, pattern string, sort func([]T), put func(dst []byte, r T) []byte) *Spiller[T] {
+	return &Spiller[T]{name: name, dir: dir, pattern: pattern, sort: sort, put: put}
+}
+
+// Hand gives the full buffer to the spiller and returns an empty one of the
+// same capacity, waiting (without spinning) while the spiller holds both,
+// and the spiller's first error, if any.
+func (s *Spiller[T]) Hand(full []T) ([]T, error) {
+	if s.work == nil {
+		s.work, s.spare = make(chan []T, 1), make(chan []T, 1)
+		s.wg.Add(1)
+		go s.spill(s.work) // Stop sets s.work to nil: the goroutine keeps its own
+		s.spare <- make([]T, 0, cap(full))
+	}
+	s.work <- full
+	empty := (<-s.spare)[:0]
+	return empty, s.Err()
+}
+
+// Err returns the spiller's first error.
+func (s *Spiller[T]) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Spiller[T]) spill(work <-chan []T) {
+	defer s.wg.Done()
+	for b := range work {
+		if s.Err() == nil {
+			s.sort(b)
+			if err := s.write(b); err != nil {
+				s.mu.Lock()
+				s.err = fmt.Errorf("%s: %w", s.name, err)
+				s.mu.Unlock()
+			}
+		}
+		s.spare <- b
+	}
+}
+
+// write appends the sorted records b to the file as one run.
+func (s *Spiller[T]) write(b []T) error {
+	if s.f == nil {
+		f, err := CreateTemp(s.dir, s.pattern)
+		if err != nil {
+			return err
+		}
+		s.f, s.out = f, NewAppender(f)
+	}
+	w := s.enc[:0]
+	for _, r := range b {
+		if w = s.put(w, r); len(w) >= 256<<10 {
+			if _, err := s.out.Write(w); err != nil {
+				return err
+			}
+			w = w[:0]
+		}
+	}
+	if _, err := s.out.Write(w); err != nil {
+		return err
+	}
+	s.enc = w[:0]
+	s.out.EndRun()
+	return nil
+}
+
+// AppendRun writes b, records already encoded, as one run, as the spiller
+// would: tests of readers build damaged runs with it. It must not be called
+// while the spiller runs.
+func (s *Spiller[T]) AppendRun(b []byte) error {
+	if s.f == nil {
+		f, err := CreateTemp(s.dir, s.pattern)
+		if err != nil {
+			return err
+		}
+		s.f, s.out = f, NewAppender(f)
+	}
+	if _, err := s.out.Write(b); err != nil {
+		return err
+	}
+	s.out.EndRun()
+	return nil
+}
+
+// Stop waits for the spiller to write what it was handed, and returns its
+// first error. Runs, Open and File may be called after it.
+func (s *Spiller[T]) Stop() error {
+	if s.work != nil {
+		close(s.work)
+		s.work = nil
+		s.wg.Wait()
+	}
+	return s.Err()
+}
+
+// Runs returns the runs written, in order (after Stop).
+func (s *Spiller[T]) Runs() []Segment {
+	if s.out == nil {
+		return nil
+	}
+	return s.out.Runs()
+}
+
+// Size returns the bytes written (after Stop).
+func (s *Spiller[T]) Size() int64 {
+	if s.out == nil {
+		return 0
+	}
+	return s.out.Size()
+}
+
+// Open returns a reader of run seg.
+func (s *Spiller[T]) Open(seg Segment) *io.SectionReader { return s.out.Open(seg) }
+
+// File returns the file the runs are in (nil before the first), for tests
+// that damage it.
+func (s *Spiller[T]) File() *Temp { return s.f }
+
+// Close stops the spiller and releases the file.
+func (s *Spiller[T]) Close() {
+	s.Stop()
+	if s.f != nil {
+		s.f.Close()
+		s.f, s.out = nil, nil
 	}
 }

@@ -2,10 +2,13 @@ package runs
 
 import (
 	"cmp"
+	"encoding/binary"
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +86,70 @@ func TestTempVanishes(t *testing.T) {
 	}
 	if err := tmp.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSpiller: buffers handed to the spiller come back as sorted runs that
+// hold every record; a folder that cannot take the file is an error from
+// Hand or Stop, never a hang.
+func TestSpiller(t *testing.T) {
+	put := func(dst []byte, r uint32) []byte { return binary.BigEndian.AppendUint32(dst, r) }
+	s := NewSpiller("test", t.TempDir(), "x-*.run", slices.Sort[[]uint32], put)
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]uint32, 0, 100)
+	var all []uint32
+	for range 7 {
+		for len(buf) < cap(buf) {
+			v := rng.Uint32()
+			buf = append(buf, v)
+			all = append(all, v)
+		}
+		var err error
+		if buf, err = s.Hand(buf); err != nil || len(buf) != 0 || cap(buf) != 100 {
+			t.Fatalf("Hand: %v, len %d cap %d", err, len(buf), cap(buf))
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Runs()) != 7 || s.Size() != 7*100*4 {
+		t.Fatalf("%d runs, %d bytes", len(s.Runs()), s.Size())
+	}
+	var got []uint32
+	for _, seg := range s.Runs() {
+		b, err := io.ReadAll(s.Open(seg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run []uint32
+		for i := 0; i < len(b); i += 4 {
+			run = append(run, binary.BigEndian.Uint32(b[i:]))
+		}
+		if !slices.IsSorted(run) {
+			t.Fatalf("run %v is not sorted", seg)
+		}
+		got = append(got, run...)
+	}
+	slices.Sort(got)
+	slices.Sort(all)
+	if !slices.Equal(got, all) {
+		t.Fatal("the runs do not hold the records handed")
+	}
+
+	bad := NewSpiller("test", filepath.Join(t.TempDir(), "missing"), "x-*.run", slices.Sort[[]uint32], put)
+	defer bad.Close()
+	b := []uint32{3, 1, 2}
+	var err error
+	for range 3 {
+		if b, err = bad.Hand(append(b[:0], 3, 1, 2)); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = bad.Stop()
+	}
+	if err == nil || !strings.Contains(err.Error(), "test: ") {
+		t.Fatalf("a missing folder: %v", err)
 	}
 }
