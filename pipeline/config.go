@@ -54,8 +54,11 @@ type Config struct {
 	Workers    int // encoding goroutines (0: GOMAXPROCS)
 	GzipLevel  int // 1..9
 	GzipProcs  int // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
-	LastmodTZ  *time.Location
-	Columns    [input.NumColumns]string // input column names ("" = default)
+	// CompressAll compresses every sitemap, reusing no published file of
+	// the same content: the same bytes, at the cost of a first night.
+	CompressAll bool
+	LastmodTZ   *time.Location
+	Columns     [input.NumColumns]string // input column names ("" = default)
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string

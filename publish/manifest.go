@@ -44,14 +44,65 @@ func (m *Manifest) Generations() []Generation {
 }
 
 // File is one file of a generation. Size and SHA256 describe its bytes as
-// stored (a shard's gzip bytes); Modified is when those bytes were first
-// published, what an index lists as the file's <lastmod>.
+// stored (a shard's gzip bytes); Modified is when its content (the XML)
+// was first published, what an index lists as the file's <lastmod>.
+//
+// A gzip file (shard, news sitemap) also records its content: the XML's
+// SHA-256 and size and the compressor that made the stored bytes
+// (shard.Compressor.ID). A later run that cuts the same XML for the same
+// compressor reuses the file without compressing it (Tx.Reuse), after
+// checking the stored file against Size, ETag and Trailer.
 type File struct {
 	Name     string `json:"name"`
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256,omitempty"`
 	Modified string `json:"modified,omitempty"` // W3C datetime, UTC
+
+	XMLSHA256 string `json:"xml_sha256,omitempty"`
+	XMLSize   int64  `json:"xml_size,omitempty"`
+	Codec     string `json:"codec,omitempty"`
+	// Trailer is the gzip trailer, the last 8 bytes (CRC-32 and length of
+	// the XML), in hex: a folder's file is checked against it.
+	Trailer string `json:"gzip_trailer,omitempty"`
+	// ETag is what S3 returned for the put: an object's is checked
+	// against it.
+	ETag string `json:"etag,omitempty"`
 }
+
+// Content identifies a gzip file by what it holds and how it was made:
+// equal Contents give equal stored bytes.
+type Content struct {
+	XMLSHA256 [sha256.Size]byte
+	XMLSize   int
+	Codec     string // shard.Compressor.ID
+}
+
+// key is c as File records it.
+func (c Content) key() string {
+	return contentKey(hex.EncodeToString(c.XMLSHA256[:]), int64(c.XMLSize)) + " " + c.Codec
+}
+
+// contentOf returns the key of f's content, "" when f records none.
+func contentOf(f File) string {
+	if f.XMLSHA256 == "" || f.Codec == "" {
+		return ""
+	}
+	return contentKey(f.XMLSHA256, f.XMLSize) + " " + f.Codec
+}
+
+// DescribeGzip returns the File of name holding gz, whose SHA-256 is sum,
+// the compression of the content c.
+func DescribeGzip(name string, gz []byte, sum [sha256.Size]byte, c Content) File {
+	f := DescribeSum(name, len(gz), sum)
+	f.XMLSHA256, f.XMLSize, f.Codec = hex.EncodeToString(c.XMLSHA256[:]), int64(c.XMLSize), c.Codec
+	if len(gz) >= gzipTrailer {
+		f.Trailer = hex.EncodeToString(gz[len(gz)-gzipTrailer:])
+	}
+	return f
+}
+
+// gzipTrailer is the size of a gzip member's trailer: CRC-32 and ISIZE.
+const gzipTrailer = 8
 
 // Generation is an earlier publish, kept for the grace period.
 type Generation struct {

@@ -68,7 +68,7 @@ type generateFlags struct {
 	lockTTL                             time.Duration
 	now, cut, tmp, ties                 string
 	sort, dedup, schemaLocation         bool
-	s3PathStyle, force, dryRun          bool
+	s3PathStyle, force, dryRun, reuse   bool
 	requireSuccess                      bool
 	s3PartSize, uploads, keepGens       int
 	maxNewsURLs                         int
@@ -115,6 +115,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
+	fs.BoolVar(&f.reuse, "reuse", true, "reuse a published sitemap whose XML and compressor are unchanged without compressing it again (false: compress every sitemap; the same bytes)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
@@ -300,7 +301,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
-		LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
+		CompressAll: !f.reuse, LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
 		Remote: &input.Remote{
 			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
 			RequireSuccess: f.requireSuccess,
