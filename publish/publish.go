@@ -150,6 +150,11 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
 		return nil, fmt.Errorf("%s: %w", store, err)
 	}
+	if t.prev != nil {
+		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
+			return nil, fmt.Errorf("%s: %w", store, err)
+		}
+	}
 	t.known = t.knownFiles()
 	t.shardOf, t.reuse = t.keptShards()
 	t.dated, t.datedXML = map[string]File{}, map[string]string{}
@@ -632,7 +637,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err := t.checkShrink(set.URLs); err != nil {
 		return res, err
 	}
-	now := t.start.UTC().Format("2006-01-02T15:04:05Z07:00")
+	now := t.start.UTC().Format(w3cSeconds)
 	files := make([]File, 0, len(set.Shards)+len(set.News)+8)
 	listed := make([]shard.Listed, 0, len(set.Shards)+len(set.News))
 	for _, f := range append(set.Shards[:len(set.Shards):len(set.Shards)], set.News...) {

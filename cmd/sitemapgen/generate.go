@@ -107,7 +107,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.uploads, "uploads", 0, fmt.Sprintf("concurrent uploads, overlapping with generation (0: %d to S3, %d to a folder)", sink.S3Connections, sink.LocalConnections))
 	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
-	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
+	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse, or when --now (or the clock) is before the published manifest's time")
 	fs.StringVar(&f.cut, "cut", "stable", "where shards end: stable (content-defined: the same URLs give the same shards night after night) or tight (packed to the limits)")
 	fs.BoolVar(&f.sort, "sort", false, "order the URLs by their normalised loc before cutting (external sort in bounded memory), so an export in no stable order gives stable shards")
 	fs.BoolVar(&f.dedup, "dedup", false, "keep one row of each normalised loc (the first in --ties order), reject the others as duplicate (implies --sort)")
@@ -209,6 +209,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if runErr != nil {
 		switch {
+		case errors.Is(runErr, publish.ErrNowBeforeLast):
+			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			return exitUsage
 		case errors.Is(runErr, input.ErrRepeatedInput):
 			// Found only once the arguments are expanded, but still a usage error.
 			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
