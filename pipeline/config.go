@@ -95,8 +95,9 @@ type Config struct {
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
-	// error fails the run and nothing new is published.
-	Verify func(ctx context.Context, root string, data []byte) error
+	// error fails the run and nothing new is published. trusted reports
+	// the files it need not read again (publish.Options.Verify).
+	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
 }
 
 // DefaultNewsWindow is Config.NewsWindow's default: Google's news sitemaps

@@ -70,6 +70,9 @@ type File struct {
 	// ETag is what S3 returned for the put: an object's is checked
 	// against it.
 	ETag string `json:"etag,omitempty"`
+	// Verified: a --verify run checked these bytes (generate --verify
+	// does not read them again while they are reused).
+	Verified bool `json:"verified,omitempty"`
 }
 
 // Content identifies a gzip file by what it holds and how it was made:

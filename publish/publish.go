@@ -49,8 +49,11 @@ type Options struct {
 	Force     bool // publish despite MaxShrink
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
-	// error fails the publish and nothing new is published.
-	Verify func(ctx context.Context, root string, data []byte) error
+	// error fails the publish and nothing new is published. trusted
+	// reports the files it need not read again: reused unchanged (checked
+	// at the destination) from a generation that a Verify passed. The
+	// manifest records the files a Verify passed.
+	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
 	// LockTTL is how long the destination's lock outlives a run that died
 	// without releasing it, on a store that cannot see it die (S3); a live
 	// run renews it. 0: DefaultLockTTL.
@@ -109,6 +112,7 @@ type Tx struct {
 	given    map[string]bool   // kept shard names given out (ShardName, Reuse)
 	checked  map[string]string // name -> why the stored file is not the manifest's ("": it is)
 	etags    map[string]string // name -> the ETag its put returned
+	trusted  map[string]bool   // files reused or skipped that a Verify passed (File.Verified)
 	written  []string          // names this publish put, for Abort
 	replaced map[string][]byte // fixed names this publish overwrote: their earlier bytes, for Abort
 	manifest bool              // the new manifest is in place
@@ -123,7 +127,8 @@ type Tx struct {
 // Abort returns.
 func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx, err error) {
 	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: opt.Now, replaced: map[string][]byte{},
-		given: map[string]bool{}, checked: map[string]string{}, etags: map[string]string{}}
+		given: map[string]bool{}, checked: map[string]string{}, etags: map[string]string{},
+		trusted: map[string]bool{}}
 	if t.start.IsZero() {
 		t.start = time.Now()
 	}
@@ -415,6 +420,7 @@ func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
 	t.mu.Lock()
 	t.skipped.add(f.Size, name == "")
 	t.skips = append(t.skips, f.Name)
+	t.trusted[f.Name] = f.Verified
 	t.mu.Unlock()
 	return f, true
 }
@@ -444,6 +450,7 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 		t.mu.Lock()
 		t.skipped.add(f.Size, isShard)
 		t.skips = append(t.skips, f.Name)
+		t.trusted[f.Name] = k.Verified
 		t.mu.Unlock()
 		return nil
 	}
@@ -691,9 +698,18 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		res.Files = append(res.Files, ix.Name)
 	}
 	if t.opt.Verify != nil {
-		if err := t.opt.Verify(ctx, root, rootIx.Data); err != nil {
+		trusted := func(name string) bool {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			return t.trusted[name]
+		}
+		if err := t.opt.Verify(ctx, root, rootIx.Data, trusted); err != nil {
 			return res, fmt.Errorf("verify: %w", err)
 		}
+	}
+	for i := range files {
+		// Verified now, or reused from a night that verified it.
+		files[i].Verified = t.opt.Verify != nil || t.trusted[files[i].Name]
 	}
 	robotsName := robotsFile.Name
 	files = append(files, Describe(root, rootIx.Data), robotsFile)
