@@ -14,13 +14,15 @@ import (
 
 // TestVerifyInProportion: issue 22's --verify in proportion. A --verify run
 // records the files it checked; a later --verify run reads only the files
-// that are new since, or were published by a run without --verify.
+// that are new since, or were published by a run without --verify, and
+// every index (six shards under three intermediate indexes here).
 func TestVerifyInProportion(t *testing.T) {
 	out := t.TempDir()
 	unread := regexp.MustCompile(`verified_before=(\d+)`)
 	night := func(now string, verify bool, changed func(int) bool) (skipped int, verified map[string]bool) {
 		t.Helper()
-		args := []string{"generate", "--public-url", base, "--out", out, "--max-urls", "100", "--cut", "tight", "--now", now}
+		args := []string{"generate", "--public-url", base, "--out", out, "--max-urls", "100", "--cut", "tight",
+			"--index-fanout", "2", "--now", now}
 		if verify {
 			args = append(args, "--verify")
 		}
