@@ -55,14 +55,7 @@ func writeParquet(w io.Writer, g *Generator, rows, rowGroup, wide int) error {
 				}
 				p = append(p, noise[:min(len(noise), wide-len(p))]...)
 			}
-			buf = append(buf, WideParquetRow{ParquetRow: pr, Payload: string(p)})
-			if len(buf) == cap(buf) || last {
-				if _, err := pw.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
-			return nil
+			return writeBuffered(pw, &buf, WideParquetRow{ParquetRow: pr, Payload: string(p)}, last)
 		})
 		if err != nil {
 			return err
@@ -72,19 +65,25 @@ func writeParquet(w io.Writer, g *Generator, rows, rowGroup, wide int) error {
 	pw := parquet.NewGenericWriter[ParquetRow](w, parquet.MaxRowsPerRowGroup(int64(rowGroup)))
 	buf := make([]ParquetRow, 0, 4096)
 	err := eachParquetRow(g, rows, func(pr ParquetRow, last bool) error {
-		buf = append(buf, pr)
-		if len(buf) == cap(buf) || last {
-			if _, err := pw.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-		return nil
+		return writeBuffered(pw, &buf, pr, last)
 	})
 	if err != nil {
 		return err
 	}
 	return pw.Close()
+}
+
+// writeBuffered adds r to *buf and writes the buffer through pw when it is
+// full or r is the last row.
+func writeBuffered[T any](pw *parquet.GenericWriter[T], buf *[]T, r T, last bool) error {
+	*buf = append(*buf, r)
+	if len(*buf) == cap(*buf) || last {
+		if _, err := pw.Write(*buf); err != nil {
+			return err
+		}
+		*buf = (*buf)[:0]
+	}
+	return nil
 }
 
 // eachParquetRow calls fn with each of the rows rows of g.

@@ -91,13 +91,16 @@ type Config struct {
 	// changes, and the manifest's time (zero: the clock). Fixing it makes
 	// runs reproducible.
 	Now     time.Time
-	DryRun  bool // everything but the writes; Report.Plan says what would happen
+	DryRun  bool // everything but the writes; Report.Plan says what would happen (a Sink that is a *sink.DryRun is used as it is)
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published. trusted reports
 	// the files it need not read again (publish.Options.Verify).
 	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
+	// Switched is publish.Options.Switched: called after the switch, before
+	// the prune, with the manifests before and after.
+	Switched func(ctx context.Context, prev, next *publish.Manifest)
 }
 
 // DefaultNewsWindow is Config.NewsWindow's default: Google's news sitemaps

@@ -87,7 +87,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults(start)
 	var dry *sink.DryRun
 	if cfg.DryRun {
-		dry = sink.NewDryRun(cfg.Sink)
+		var ok bool
+		if dry, ok = cfg.Sink.(*sink.DryRun); !ok { // the caller's, if it made one
+			dry = sink.NewDryRun(cfg.Sink)
+		}
 		cfg.Sink = dry
 	}
 	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, layout: publish.NewLayout(cfg.Name)}
@@ -103,7 +106,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer input.Release(files) // those a failed read did not reach
 	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log,
+		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Switched: cfg.Switched,
 	})
 	if err != nil {
 		return finish(err)

@@ -182,9 +182,9 @@ func (m *Manifest) sanitize(l Layout, now time.Time, force bool, log *slog.Logge
 		return bad("time", m.Time.Format(time.RFC3339))
 	case m.Rows < 0 || m.Rows > maxCount:
 		return bad("rows", m.Rows)
-	case m.URLs < 0 || m.URLs > m.Rows:
+	case m.URLs < 0 || m.URLs > maxCount:
 		return bad("urls", m.URLs)
-	case m.Rejected < 0 || m.Rejected > m.Rows:
+	case m.Rejected < 0 || m.Rejected > maxCount:
 		return bad("rejected", m.Rejected)
 	case m.Shards < 0 || m.Shards > maxCount, m.News < 0 || m.News > maxCount, m.Indexes < 0 || m.Indexes > maxCount:
 		return bad("shards, news or indexes", []int{m.Shards, m.News, m.Indexes})

@@ -62,6 +62,12 @@ type Options struct {
 	// changes, and the manifest's time. Zero: the clock at Begin.
 	Now time.Time
 	Log *slog.Logger // nil: discard
+	// Switched, when set, is called once the new root index and the robots
+	// lines are in place and before the files no kept generation lists are
+	// deleted, with the manifest published before (nil on a first publish)
+	// and the new one: the previous generation's files can still be read.
+	// It cannot fail the publish.
+	Switched func(ctx context.Context, prev, next *Manifest)
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -140,7 +146,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(t.start), ttl); err != nil {
+		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(), ttl); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -282,10 +288,13 @@ func (t *Tx) modified(f File, now string) string {
 	return now
 }
 
-// owner describes this run to a run that finds the lock taken.
-func owner(start time.Time) string {
+// owner describes this run to a run that finds the lock taken. It is not
+// what tells runs apart (runs in containers share it): the lock's token is.
+// Nor does it hold the run's time (--now): the lock records when it was
+// taken.
+func owner() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("sitemapgen pid %d on %s since %s", os.Getpid(), host, start.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("sitemapgen pid %d on %s", os.Getpid(), host)
 }
 
 // release gives up the lock, if any; a publish that cannot release it says
@@ -309,6 +318,19 @@ func (t *Tx) holding() error {
 		return nil
 	}
 	if err := t.lock.Err(); err != nil {
+		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
+	}
+	return nil
+}
+
+// confirm renews the lock now, if any: a lock removed by hand or taken
+// over since its last renewal (a third of its ttl ago at most) is found
+// out before the switch, not after.
+func (t *Tx) confirm(ctx context.Context) error {
+	if err := t.holding(); err != nil || t.lock == nil {
+		return err
+	}
+	if err := t.lock.Renew(ctx); err != nil {
 		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
 	}
 	return nil
@@ -719,7 +741,7 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
 	}
-	if err := t.holding(); err != nil {
+	if err := t.confirm(ctx); err != nil {
 		return res, err
 	}
 	// The manifest goes in before the root: should the run die between the
@@ -764,6 +786,9 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			"file", robotsName, "lines", len(res.Submit))
 	}
 
+	if t.opt.Switched != nil {
+		t.opt.Switched(ctx, t.prev, m)
+	}
 	keep := map[string]bool{}
 	for _, g := range m.Generations() {
 		for _, f := range g.Files {

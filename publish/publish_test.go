@@ -25,22 +25,30 @@ func publishSet(t *testing.T, store sink.Store, keep int, shards ...string) (*Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	var set Set
-	for i, data := range shards {
-		sum := sha256.Sum256([]byte(data))
-		f := DescribeSum(l.Shard(i+1, sum), len(data), sum)
-		if err := tx.PutShard(ctx, f, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
-		set.Shards = append(set.Shards, f)
-		set.URLs++
-	}
+	set := putShards(t, tx, l, shards...)
 	set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
 	res, err := tx.Commit(ctx, set)
 	if err != nil {
 		tx.Abort(ctx)
 	}
 	return res, err
+}
+
+// putShards puts shards of the given bytes through tx, numbered from 1, and
+// returns the Set listing them, one URL each.
+func putShards(t *testing.T, tx *Tx, l Layout, shards ...string) Set {
+	t.Helper()
+	var set Set
+	for i, data := range shards {
+		sum := sha256.Sum256([]byte(data))
+		f := DescribeSum(l.Shard(i+1, sum), len(data), sum)
+		if err := tx.PutShard(context.Background(), f, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		set.Shards = append(set.Shards, f)
+		set.URLs++
+	}
+	return set
 }
 
 func names(t *testing.T, dir string) []string {

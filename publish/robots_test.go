@@ -3,7 +3,6 @@ package publish
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,17 +30,11 @@ func TestRobotsChangeSaidOnlyWhenLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var set Set
+		var data []string
 		for i := range shards {
-			data := []byte(fmt.Sprintf("shard %d", i))
-			sum := sha256.Sum256(data)
-			f := DescribeSum(l.Shard(i+1, sum), len(data), sum)
-			if err := tx.PutShard(ctx, f, data); err != nil {
-				t.Fatal(err)
-			}
-			set.Shards = append(set.Shards, f)
-			set.URLs++
+			data = append(data, fmt.Sprintf("shard %d", i))
 		}
+		set := putShards(t, tx, l, data...)
 		set.Rows, set.Fanout, set.Base = set.URLs, 2, base
 		res, err := tx.Commit(ctx, set)
 		if err != nil {

@@ -182,25 +182,7 @@ func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Sitemap) {
 	if s == nil {
 		s = c.start()
 	}
-	start := 0
-	if k > 0 {
-		start = int(e.Ends[k-1])
-	}
-	// The entries [k, to) that fit: at most the URLs left, then the longest
-	// run within the bytes left (ends grow, so search them).
-	room := c.maxBytes - len(Footer) - len(s.Data)
-	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
-	for lo < hi {
-		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	to := lo
-	if to == k && s.URLs == 0 {
-		to++ // an empty shard takes any entry, as Add does: never loop
-	}
+	start, to := c.fit(s, e, k)
 	c.take(s, e, k, to, start)
 	if to == len(e.Ends) {
 		return to, nil
@@ -211,6 +193,29 @@ func (c *Cutter) AddEntries(e *Entries, k int) (next int, closed *Sitemap) {
 
 // take appends e's entries [k, to), which start at byte start, to s in
 // one copy, and keeps the newest lastmod among them.
+// fit returns where entry k starts in e.Data, and the end of the entries
+// [k, to) that fit in s: at most the URLs left, then the longest run within
+// the bytes left (ends grow, so search them). An empty s takes entry k
+// whatever its size, as Add does: never loop.
+func (c *Cutter) fit(s *Sitemap, e *Entries, k int) (start, to int) {
+	if k > 0 {
+		start = int(e.Ends[k-1])
+	}
+	room := c.maxBytes - len(Footer) - len(s.Data)
+	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == k && s.URLs == 0 {
+		lo++
+	}
+	return start, lo
+}
+
 func (c *Cutter) take(s *Sitemap, e *Entries, k, to, start int) {
 	if to <= k {
 		return
@@ -235,27 +240,11 @@ func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Sitemap) {
 	if s == nil {
 		s = c.start()
 	}
-	start := 0
-	if k > 0 {
-		start = int(e.Ends[k-1])
-	}
+	start, fit := c.fit(s, e, k)
 	// The file size after entry i is base + e.Ends[i].
 	base := len(s.Data) + len(Footer) - start
-	room := c.maxBytes - len(Footer) - len(s.Data)
-	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
-	for lo < hi {
-		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	fit := lo
-	if fit == k && s.URLs == 0 {
-		fit++ // an empty shard takes any entry, as Add does: never loop
-	}
 	// The entries [k, quiet) leave the fill at most Min.
-	lo, hi = k, fit
+	lo, hi := k, fit
 	for lo < hi {
 		if m := int(uint(lo+hi) >> 1); p.fill(s.URLs+m-k+1, base+int(e.Ends[m])) <= p.lo {
 			lo = m + 1

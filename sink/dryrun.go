@@ -7,6 +7,9 @@ import (
 	"sync"
 )
 
+// ErrNotKept reports a Get of a file a DryRun put but did not keep.
+var ErrNotKept = errors.New("written by the dry run but not kept")
+
 // DryRun is a Store that reads from another but writes nothing: it records
 // the files it would put and delete. Wrapping the destination in it is the
 // whole of a dry run; the code that publishes does not know.
@@ -16,6 +19,23 @@ type DryRun struct {
 	mu      sync.Mutex
 	puts    []string
 	deletes []string
+
+	keep     func(name string) bool // nil: keep nothing
+	room     int64                  // bytes still to keep
+	kept     map[string][]byte
+	overflow map[string]bool // put, kept by keep, but over the room
+}
+
+// Keep makes the DryRun hold the data of the files it puts whose names
+// match, up to limit bytes in all, so that Get reads them back as a real
+// run would (what a change would tell others is then known without
+// writing). A file beyond the limit is not held: Get of it is an error
+// wrapping ErrNotKept.
+func (d *DryRun) Keep(match func(name string) bool, limit int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keep, d.room = match, limit
+	d.kept, d.overflow = map[string][]byte{}, map[string]bool{}
 }
 
 // NewDryRun returns a DryRun over s.
@@ -26,11 +46,31 @@ func (d *DryRun) Put(ctx context.Context, name string, data []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.puts = append(d.puts, name)
+	if d.keep != nil && d.keep(name) {
+		if int64(len(data)) <= d.room {
+			d.room -= int64(len(data)) - int64(len(d.kept[name]))
+			d.kept[name] = append([]byte(nil), data...) // the caller reuses its buffer
+		} else {
+			d.overflow[name] = true
+		}
+	}
 	return nil
 }
 
-// Get reads from the wrapped store.
-func (d *DryRun) Get(ctx context.Context, name string) ([]byte, error) { return d.s.Get(ctx, name) }
+// Get reads from the wrapped store, or what Keep held.
+func (d *DryRun) Get(ctx context.Context, name string) ([]byte, error) {
+	d.mu.Lock()
+	data, kept := d.kept[name]
+	over := d.overflow[name]
+	d.mu.Unlock()
+	if kept {
+		return append([]byte(nil), data...), nil
+	}
+	if over {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotKept)
+	}
+	return d.s.Get(ctx, name)
+}
 
 // List lists the wrapped store.
 func (d *DryRun) List(ctx context.Context) ([]string, error) { return d.s.List(ctx) }
@@ -65,6 +105,9 @@ func (d *DryRun) Delete(ctx context.Context, name string) error {
 	for i := len(d.puts) - 1; i >= 0; i-- {
 		if d.puts[i] == name {
 			d.puts = append(d.puts[:i], d.puts[i+1:]...)
+			d.room += int64(len(d.kept[name]))
+			delete(d.kept, name)
+			delete(d.overflow, name)
 			return nil
 		}
 	}

@@ -2,8 +2,11 @@ package sink
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,11 +16,14 @@ import (
 
 // Lock takes an exclusive flock(2) on the file name in the folder, which
 // the kernel releases when the holder exits, however it exits: a lock of a
-// killed run never outlives it, so ttl is not needed. Release removes the
-// file while still holding it; a run that locked the removed file sees that
-// the name now leads elsewhere and tries again.
+// killed run never outlives it, so ttl is not needed. The file says who
+// holds it (Holder, as JSON), for the message of a run that finds it
+// taken. Release removes the file while still holding it; a run that
+// locked the removed file sees that the name now leads elsewhere and tries
+// again.
 func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
 	path := filepath.Join(l.dir, name)
+	h := Holder{Owner: owner, Token: newToken()}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -27,45 +33,107 @@ func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration)
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			held := readHolder(f)
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				holder, _ := os.ReadFile(path)
-				return nil, fmt.Errorf("%w: %s is locked by %s", ErrLocked, path, describeHolder(holder))
+				return nil, &LockedError{Lock: path, Holder: held}
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		held, err1 := f.Stat()
-		now, err2 := os.Stat(path)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			// Say who holds it, for the message of a run that finds it taken.
+		if isFile(f, path) {
+			h.Acquired = time.Now().UTC()
 			if err := f.Truncate(0); err == nil {
-				f.WriteAt([]byte(owner+"\n"), 0)
+				b, _ := json.Marshal(h)
+				f.WriteAt(append(b, '\n'), 0)
 			}
-			return &localLock{f: f, path: path}, nil
+			return &localLock{f: f, path: path, h: h}, nil
 		}
 		f.Close() // the holder released and removed it meanwhile
 	}
 }
 
-func describeHolder(b []byte) string {
-	if s := strings.TrimSpace(string(b)); s != "" {
-		return s
+// isFile reports whether path still names the open file f.
+func isFile(f *os.File, path string) bool {
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(held, now)
+}
+
+// readHolder returns what the lock file f says of its holder: the JSON
+// of Holder, or the text of an older sitemapgen.
+func readHolder(f *os.File) Holder {
+	raw, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	h, err := parseHolder(raw)
+	if err != nil {
+		h = Holder{Owner: strings.TrimSpace(string(raw))}
 	}
-	return "another run"
+	if h.Owner == "" {
+		h.Owner = "another run"
+	}
+	return h
 }
 
 type localLock struct {
 	f    *os.File
 	path string
+	h    Holder
 }
 
-func (l *localLock) Err() error { return nil }
+func (l *localLock) Holder() Holder { return l.h }
+
+// Err reports the lock lost once its file was removed by force (Unlock):
+// another run may hold the new one.
+func (l *localLock) Err() error {
+	if !isFile(l.f, l.path) {
+		return errors.New("its file was removed (sitemapgen unlock --force)")
+	}
+	return nil
+}
+
+func (l *localLock) Renew(ctx context.Context) error { return l.Err() }
 
 func (l *localLock) Release(ctx context.Context) error {
-	// Removed while held: nobody can take the old file for the lock.
-	err := os.Remove(l.path)
+	// Removed while held: nobody can take the old file for the lock. A
+	// lock removed by force (Unlock) may have a new holder: its file stays.
+	var err error
+	if isFile(l.f, l.path) {
+		err = os.Remove(l.path)
+	}
 	if cerr := l.f.Close(); err == nil { // closing drops the flock
 		err = cerr
 	}
 	return err
+}
+
+// Unlock removes the lock file name. A file no process holds a flock on
+// is stale (its run was killed): it is removed. One a process holds is
+// live, and the kernel proves that process is alive (on this host, or on
+// another that mounts the folder): it is removed only with force, and
+// that process is not stopped.
+func (l *Local) Unlock(ctx context.Context, name string, force bool) (Holder, error) {
+	path := filepath.Join(l.dir, name)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Holder{}, fmt.Errorf("unlock %s: %w", path, fs.ErrNotExist)
+	}
+	if err != nil {
+		return Holder{}, fmt.Errorf("unlock %s: %w", path, err)
+	}
+	defer f.Close()
+	h := readHolder(f)
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		if !force {
+			return h, &LockedError{Lock: path, Holder: h}
+		}
+	case err != nil:
+		return h, fmt.Errorf("unlock %s: %w", path, err)
+	case !isFile(f, path):
+		return h, fmt.Errorf("unlock %s: %w", path, fs.ErrNotExist) // released meanwhile
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return h, fmt.Errorf("unlock %s: %w", path, err)
+	}
+	return h, nil
 }

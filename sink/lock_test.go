@@ -3,14 +3,18 @@ package sink_test
 import (
 	"context"
 	"errors"
+	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
@@ -160,4 +164,312 @@ func TestS3LockReleasedWhileRead(t *testing.T) {
 		t.Fatalf("lock object %q, want run B's", got)
 	}
 	l.Release(ctx)
+}
+
+// lockClient is an HTTP client that passes requests to the server, except
+// that fault may answer one itself (return a response) after or instead of
+// passing it on.
+type lockClient struct {
+	fault func(req *http.Request) *http.Response
+}
+
+func (c *lockClient) Do(req *http.Request) (*http.Response, error) {
+	if resp := c.fault(req); resp != nil {
+		return resp, nil
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// answerLost passes req on, then answers 500 as if the server's answer had
+// been lost: the write landed, and the SDK retries it.
+func answerLost(req *http.Request) *http.Response {
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusInternalServerError, Request: req,
+		Header: http.Header{"Content-Type": {"application/xml"}},
+		Body:   io.NopCloser(strings.NewReader(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>lost by the test</Message></Error>`))}
+}
+
+func isLockPut(req *http.Request, key, cond string) bool {
+	return req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/"+key) && req.Header.Get(cond) != ""
+}
+
+// lockStore returns an S3 sink on a new bucket whose requests go through
+// fault (nil: none), and a client of the server.
+func lockStore(t *testing.T, fault func(*http.Request) *http.Response) (*sink.S3, *s3.Client, string) {
+	c := s3test.Client(t, s3test.Endpoint(t))
+	bucket := s3test.NewBucket(t, c)
+	return s3On(t, bucket, fault), c, bucket
+}
+
+// s3On returns an S3 sink on bucket whose requests go through fault.
+func s3On(t *testing.T, bucket string, fault func(*http.Request) *http.Response) *sink.S3 {
+	opt := sink.S3Options{Bucket: bucket, Prefix: "p/", Endpoint: s3test.Endpoint(t), PathStyle: true}
+	if fault != nil {
+		t.Setenv("AWS_CA_BUNDLE", "") // the SDK cannot add a CA bundle to a client of its own
+		opt.HTTPClient = &lockClient{fault: fault}
+	}
+	s, err := sink.NewS3(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestS3LockSameOwner: two runs that describe themselves alike (PID 1 in
+// containers with one host name) are still two runs: the second is
+// refused, told who holds the lock and since when.
+func TestS3LockSameOwner(t *testing.T) {
+	s, _, _ := lockStore(t, nil)
+	ctx := context.Background()
+	before := time.Now().Add(-time.Second)
+	a, err := s.Lock(ctx, ".x.lock", "sitemapgen pid 1 on ctr", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release(ctx)
+	_, err = s.Lock(ctx, ".x.lock", "sitemapgen pid 1 on ctr", time.Minute)
+	var le *sink.LockedError
+	if !errors.As(err, &le) || !errors.Is(err, sink.ErrLocked) {
+		t.Fatalf("second Lock with the same owner text: %v, want a *LockedError", err)
+	}
+	h := a.Holder()
+	if le.Holder.Token != h.Token || len(h.Token) != 32 || le.Holder.Acquired.Before(before) || le.Holder.Acquired.After(time.Now()) ||
+		!le.Holder.Expires.After(time.Now().Add(50*time.Second)) || !le.Expiry {
+		t.Errorf("refusal's holder %+v (expiry %v), want the first run's %+v taken just now, expiring in a minute", le.Holder, le.Expiry, h)
+	}
+	msg := err.Error()
+	for _, want := range []string{s.String() + ".x.lock", "sitemapgen pid 1 on ctr (run " + h.Token[:8] + ")",
+		"since " + h.Acquired.UTC().Format(time.RFC3339), "expires at " + le.Holder.Expires.UTC().Format(time.RFC3339)} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("refusal %q does not say %q", msg, want)
+		}
+	}
+	if err := a.Err(); err != nil {
+		t.Errorf("the holder lost its lock to a refused run: %v", err)
+	}
+}
+
+// TestS3LockCreateAnswerLost: the create landed but its answer was lost;
+// the SDK's retry is refused (the object exists). The run finds its own
+// token and makes the lock its own by a conditional write.
+func TestS3LockCreateAnswerLost(t *testing.T) {
+	var lost atomic.Int32
+	s, c, bucket := lockStore(t, func(req *http.Request) *http.Response {
+		if isLockPut(req, "p/.c.lock", "If-None-Match") && lost.Add(1) == 1 {
+			return answerLost(req)
+		}
+		return nil
+	})
+	ctx := context.Background()
+	l, err := s.Lock(ctx, ".c.lock", "run A", time.Minute)
+	if lost.Load() < 2 {
+		t.Fatalf("the create was not retried (%d attempts)", lost.Load())
+	}
+	if err != nil {
+		t.Fatalf("Lock whose create's answer was lost: %v", err)
+	}
+	if got := s3test.Get(t, c, bucket, "p/.c.lock").Data; !strings.Contains(string(got), l.Holder().Token) {
+		t.Fatalf("lock object %q, want this run's token", got)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
+		t.Fatalf("Release left %q: the run did not know the object's ETag", keys)
+	}
+}
+
+// TestS3LockRenewalAnswerLost: a renewal landed but its answer was lost;
+// the retry is refused (the ETag moved on). The lock is still this run's:
+// it must not be reported lost, and Release must remove it.
+func TestS3LockRenewalAnswerLost(t *testing.T) {
+	var lost atomic.Int32
+	s, c, bucket := lockStore(t, func(req *http.Request) *http.Response {
+		if isLockPut(req, "p/.r.lock", "If-Match") && lost.Add(1) == 1 {
+			return answerLost(req)
+		}
+		return nil
+	})
+	ctx := context.Background()
+	l, err := s.Lock(ctx, ".r.lock", "run A", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3500 * time.Millisecond) // renewals every second, the first answer lost
+	if lost.Load() < 3 {
+		t.Fatalf("%d renewals seen, want the lost one, its retry and more (Err %v)", lost.Load(), l.Err())
+	}
+	if err := l.Err(); err != nil {
+		t.Fatalf("a lock whose renewal's answer was lost is reported lost: %v", err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
+		t.Fatalf("Release left %q", keys)
+	}
+}
+
+// TestS3LockRemovedWhileHeld: a lock removed behind its holder's back (by
+// sitemapgen unlock --force, or by hand) is lost at the next renewal, not
+// at its expiry; a new run takes it, and the old holder's Release leaves
+// the new lock alone.
+func TestS3LockRemovedWhileHeld(t *testing.T) {
+	s, c, bucket := lockStore(t, nil)
+	ctx := context.Background()
+	a, err := s.Lock(ctx, ".u.lock", "run A", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: aws.String("p/.u.lock")}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond) // one renewal (every ttl/3 = 1s), well before the expiry
+	for a.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a.Err() == nil {
+		t.Fatal("a lock removed while held is not reported lost at the next renewal")
+	}
+	b, err := s.Lock(ctx, ".u.lock", "run B", time.Minute)
+	if err != nil {
+		t.Fatalf("Lock of a removed lock: %v", err)
+	}
+	defer b.Release(ctx)
+	a.Release(ctx)
+	if got := s3test.Get(t, c, bucket, "p/.u.lock").Data; !strings.Contains(string(got), b.Holder().Token) {
+		t.Fatalf("lock object %q, want run B's", got)
+	}
+	if err := b.Err(); err != nil {
+		t.Fatalf("run B: %v", err)
+	}
+}
+
+// TestS3LockStalledRenewal: renewals that hang past the expiry (a stalled
+// connection, a suspended host) leave the lock open to a takeover: Err
+// says so once it has expired, without waiting for the hung request.
+func TestS3LockStalledRenewal(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s, _, _ := lockStore(t, func(req *http.Request) *http.Response {
+		if isLockPut(req, "p/.s.lock", "If-Match") {
+			<-release // hangs, whatever the request's context says
+		}
+		return nil
+	})
+	ctx := context.Background()
+	l, err := s.Lock(ctx, ".s.lock", "run A", 600*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	if l.Err() == nil {
+		t.Fatal("a lock past its expiry, its renewal hung, is reported held")
+	}
+}
+
+// TestS3Unlock: a lock past its expiry is removed; a live one is refused
+// unless forced; one renewed between the read and the delete is left.
+func TestS3Unlock(t *testing.T) {
+	s, c, bucket := lockStore(t, nil)
+	ctx := context.Background()
+	if _, err := s.Unlock(ctx, ".sitemap.lock", false); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Unlock of no lock: %v, want fs.ErrNotExist", err)
+	}
+	dead := `{"owner":"sitemapgen pid 1 on gone","token":"0123456789abcdef0123456789abcdef","acquired":"2026-01-01T00:00:00Z","expires":"2026-01-01T00:10:00Z"}`
+	s3test.Put(t, c, bucket, "p/.sitemap.lock", []byte(dead))
+	h, err := s.Unlock(ctx, ".sitemap.lock", false)
+	if err != nil || h.Owner != "sitemapgen pid 1 on gone" || h.Run() != "01234567" {
+		t.Fatalf("Unlock of an expired lock: %+v, %v", h, err)
+	}
+	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
+		t.Fatalf("Unlock left %q", keys)
+	}
+
+	live, err := s.Lock(ctx, ".sitemap.lock", "run A", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Unlock(ctx, ".sitemap.lock", false)
+	var le *sink.LockedError
+	if !errors.As(err, &le) || le.Holder.Token != live.Holder().Token {
+		t.Fatalf("Unlock of a live lock: %v, want a *LockedError naming its holder", err)
+	}
+	if live.Err() != nil {
+		t.Fatalf("a refused Unlock broke the lock: %v", live.Err())
+	}
+	if h, err := s.Unlock(ctx, ".sitemap.lock", true); err != nil || h.Token != live.Holder().Token {
+		t.Fatalf("Unlock --force of a live lock: %+v, %v", h, err)
+	}
+	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
+		t.Fatalf("forced Unlock left %q", keys)
+	}
+	live.Release(ctx)
+
+	// Renewed between Unlock's read and its delete: the delete is refused.
+	s3test.Put(t, c, bucket, "p/.sitemap.lock", []byte(dead))
+	var once sync.Once
+	s2 := s3On(t, bucket, func(req *http.Request) *http.Response {
+		if req.Method == http.MethodDelete {
+			once.Do(func() {
+				s3test.Put(t, c, bucket, "p/.sitemap.lock", []byte(strings.Replace(dead, "2026-01-01T00:10", "2999-01-01T00:10", 1)))
+			})
+		}
+		return nil
+	})
+	if _, err := s2.Unlock(ctx, ".sitemap.lock", false); !errors.Is(err, sink.ErrLocked) {
+		t.Fatalf("Unlock of a lock renewed meanwhile: %v, want ErrLocked", err)
+	}
+	if got := s3test.Get(t, c, bucket, "p/.sitemap.lock").Data; !strings.Contains(string(got), "2999") {
+		t.Fatalf("the renewed lock was removed: %q", got)
+	}
+}
+
+// TestLocalUnlock: a lock file no process holds is stale and removed; one
+// a live process holds is refused unless forced, and the holder's Release
+// then leaves a new holder's file alone.
+func TestLocalUnlock(t *testing.T) {
+	dir := t.TempDir()
+	l, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	path := filepath.Join(dir, ".sitemap.lock")
+	if _, err := l.Unlock(ctx, ".sitemap.lock", false); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Unlock of no lock: %v, want fs.ErrNotExist", err)
+	}
+	// What a killed run leaves: the file, which no process holds.
+	os.WriteFile(path, []byte(`{"owner":"sitemapgen pid 7 on etl-3","token":"89abcdef0123456789abcdef01234567","acquired":"2026-01-01T00:00:00Z"}`), 0o644)
+	if h, err := l.Unlock(ctx, ".sitemap.lock", false); err != nil || h.Owner != "sitemapgen pid 7 on etl-3" {
+		t.Fatalf("Unlock of a stale lock: %+v, %v", h, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stale lock left: %v", err)
+	}
+
+	a, err := l.Lock(ctx, ".sitemap.lock", "run A", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Unlock(ctx, ".sitemap.lock", false)
+	var le *sink.LockedError
+	if !errors.As(err, &le) || le.Holder.Token != a.Holder().Token || le.Expiry ||
+		!strings.Contains(err.Error(), "run A (run "+a.Holder().Run()+") since ") || !strings.Contains(err.Error(), "ends when that process exits") {
+		t.Fatalf("Unlock of a live lock: %v, want a *LockedError naming run A", err)
+	}
+	if _, err := l.Unlock(ctx, ".sitemap.lock", true); err != nil {
+		t.Fatalf("Unlock --force: %v", err)
+	}
+	b, err := l.Lock(ctx, ".sitemap.lock", "run B", 0)
+	if err != nil {
+		t.Fatalf("Lock after a forced Unlock: %v", err)
+	}
+	a.Release(ctx)
+	if _, err := l.Lock(ctx, ".sitemap.lock", "run C", 0); !errors.Is(err, sink.ErrLocked) {
+		t.Fatalf("the forced-out holder's Release removed run B's lock: run C got %v", err)
+	}
+	b.Release(ctx)
 }

@@ -7,18 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3client"
 )
@@ -139,52 +135,11 @@ func (s *S3) check(ctx context.Context) error {
 
 // S3Error is a failed S3 request, said in a line for people; Err is the SDK's
 // error, for errors.As.
-type S3Error struct {
-	Msg string
-	Err error
-}
-
-func (e *S3Error) Error() string { return e.Msg }
-func (e *S3Error) Unwrap() error { return e.Err }
+type S3Error = s3client.Error
 
 // explain turns the SDK's layered error into one line that says what is
 // wrong and what to check.
-func explain(err error, bucket string) error {
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		code := ae.ErrorCode()
-		switch code {
-		case "NoSuchBucket":
-			return &S3Error{fmt.Sprintf("bucket %q does not exist (NoSuchBucket)", bucket), err}
-		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
-			"XAdminUserNotFound": // versitygw's InvalidAccessKeyId
-			return &S3Error{fmt.Sprintf("the store refused the credentials (%s): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile", code), err}
-		case "AccessDenied", "Forbidden":
-			return &S3Error{fmt.Sprintf("access denied to bucket %q (%s): check the credentials and the bucket policy", bucket, code), err}
-		case "NotFound":
-			return &S3Error{fmt.Sprintf("bucket %q not found (NotFound)", bucket), err}
-		}
-		return &S3Error{fmt.Sprintf("%s: %s", code, ae.ErrorMessage()), err}
-	}
-	var re *retry.MaxAttemptsError
-	var ne net.Error
-	var ue *url.Error
-	if errors.As(err, &ne) || errors.As(err, &ue) || errors.As(err, &re) {
-		msg := err.Error()
-		var oe *net.OpError
-		if errors.As(err, &oe) {
-			msg = oe.Error()
-		}
-		return &S3Error{"cannot reach the S3 endpoint: " + msg, err}
-	}
-	if strings.Contains(err.Error(), "retrieve credentials") {
-		return &S3Error{"no AWS credentials found (environment, shared config, profile, IMDS): " + err.Error(), err}
-	}
-	return err
-}
+func explain(err error, bucket string) error { return s3client.Explain(err, bucket, "", "") }
 
 // String returns s3://bucket/prefix.
 func (s *S3) String() string { return "s3://" + s.opt.Bucket + "/" + s.opt.Prefix }

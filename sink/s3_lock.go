@@ -17,50 +17,53 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// s3LockBody is the content of a lock object.
-type s3LockBody struct {
-	Owner   string    `json:"owner"`
-	Expires time.Time `json:"expires"`
-}
-
 // Lock takes the lock object name with S3's conditional writes: created
 // only if absent (If-None-Match: *), renewed and taken over only if it is
-// still the version read (If-Match on its ETag), so two runs can never both
-// believe they hold it. S3 cannot see a holder die, so a lock expires ttl
-// after its last renewal; while held it is renewed every ttl/3. A lock found
-// expired is taken over.
+// still the version read (If-Match on its ETag). The object holds a random
+// token of this Lock, so that no two runs write the same bytes (S3's ETag
+// is their MD5): the run holds the lock while the object's ETag is the one
+// its own last conditional write returned, and never on the strength of
+// what the object says. S3 cannot see a holder die, so a lock expires ttl
+// after its last renewal; while held it is renewed every ttl/3. A lock
+// found expired is taken over.
 func (s *S3) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
-	l := &s3Lock{s: s, name: name, owner: owner, ttl: ttl, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &s3Lock{s: s, name: name, h: Holder{Owner: owner, Token: newToken()}, ttl: ttl,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	l.h.Acquired = time.Now()
 	etag, err := l.put(ctx, nil)
-	// The holder may release the lock between our create and our read of
-	// it: then the create is tried again, a few times.
+	// Refused: read who holds it. The holder may release the lock between
+	// our create and our read of it: then the create is tried again, a
+	// few times.
 	for try := 0; isPrecondition(err) && try < 5; try++ {
-		// Taken, or left by a run that died: take it over only if expired.
-		var held s3LockBody
+		var held Holder
 		var heldTag string
-		held, heldTag, err = l.read(ctx)
+		held, heldTag, err = s.readLock(ctx, name, ttl)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			l.h.Acquired = time.Now()
 			etag, err = l.put(ctx, nil)
-			continue
 		case err != nil:
 			return nil, err
-		case held.Owner == owner:
-			// A retried create whose first attempt landed: it is ours.
-			l.etag = heldTag
-			go l.renew()
-			return l, nil
+		case held.Token == l.h.Token:
+			// Our create landed but its answer was lost, and the SDK's
+			// retry was refused: the object is ours, but only a write of
+			// ours on the version read makes its ETag ours.
+			etag, err = l.put(ctx, &heldTag)
 		case time.Now().Before(held.Expires):
-			return nil, fmt.Errorf("%w: %s%s is held by %s until %s (renewed while that run lives)",
-				ErrLocked, s, name, held.Owner, held.Expires.UTC().Format(time.RFC3339))
+			return nil, &LockedError{Lock: s.String() + name, Holder: held, Expiry: true}
+		default:
+			// Expired: take it over, if nobody else did since the read
+			// (refused: the next read says who did).
+			l.h.Acquired = time.Now()
+			etag, err = l.put(ctx, &heldTag)
 		}
-		etag, err = l.put(ctx, &heldTag)
-		if isPrecondition(err) {
-			return nil, fmt.Errorf("%w: %s%s was taken over by another run just now", ErrLocked, s, name)
+		if isNoSuchKey(err) { // removed since the read: create it
+			l.h.Acquired = time.Now()
+			etag, err = l.put(ctx, nil)
 		}
 	}
 	if isPrecondition(err) {
-		return nil, fmt.Errorf("%w: %s%s is taken and released by other runs again and again", ErrLocked, s, name)
+		return nil, &LockedError{Lock: s.String() + name, Expiry: true, Note: "is taken and released by other runs again and again"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s%s: %w", s, name, explain(err, s.opt.Bucket))
@@ -71,22 +74,31 @@ func (s *S3) Lock(ctx context.Context, name, owner string, ttl time.Duration) (L
 }
 
 type s3Lock struct {
-	s     *S3
-	name  string
-	owner string
-	ttl   time.Duration
-	stop  chan struct{}
-	done  chan struct{}
+	s    *S3
+	name string
+	h    Holder // Acquired set; Renewed and Expires set by each put
+	ttl  time.Duration
+	stop chan struct{}
+	done chan struct{}
 
-	mu   sync.Mutex
-	etag string
-	err  error // set once the lock may be lost
+	renewing sync.Mutex // one renewal at a time: each writes on the ETag of the last
+
+	mu      sync.Mutex
+	etag    string    // what this run's last conditional write returned
+	expires time.Time // the expiry that write recorded
+	err     error     // set once the lock may be lost
 }
 
 // put writes the lock with a new expiry: only if absent when ifMatch is nil,
 // else only if its ETag is *ifMatch. It returns the new ETag.
 func (l *s3Lock) put(ctx context.Context, ifMatch *string) (string, error) {
-	body, _ := json.Marshal(s3LockBody{Owner: l.owner, Expires: time.Now().Add(l.ttl).UTC()})
+	l.mu.Lock()
+	h := l.h
+	l.mu.Unlock()
+	now := time.Now()
+	h.Renewed, h.Expires = now.UTC(), now.Add(l.ttl).UTC()
+	h.Acquired = h.Acquired.UTC()
+	body, _ := json.Marshal(h)
 	in := &s3.PutObjectInput{
 		Bucket: aws.String(l.s.opt.Bucket), Key: l.s.key(l.name),
 		Body: bytes.NewReader(body), ContentType: aws.String("application/json"),
@@ -103,38 +115,43 @@ func (l *s3Lock) put(ctx context.Context, ifMatch *string) (string, error) {
 	if out.ETag == nil {
 		return "", errors.New("the store returned no ETag: it cannot hold a lock")
 	}
+	l.mu.Lock()
+	l.h.Renewed, l.h.Expires, l.expires = h.Renewed, h.Expires, now.Add(l.ttl)
+	l.mu.Unlock()
 	return *out.ETag, nil
 }
 
-// read returns the lock object's content and ETag.
-func (l *s3Lock) read(ctx context.Context) (s3LockBody, string, error) {
-	var b s3LockBody
-	out, err := l.s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.s.opt.Bucket), Key: l.s.key(l.name)})
-	var nk *types.NoSuchKey
-	if errors.As(err, &nk) {
-		return b, "", fmt.Errorf("read lock %s%s: %w", l.s, l.name, fs.ErrNotExist)
+// readLock returns the content of the lock object name and its ETag. An
+// object that is not a lock's JSON counts as held by an unknown owner
+// until ttl after it was written.
+func (s *S3) readLock(ctx context.Context, name string, ttl time.Duration) (Holder, string, error) {
+	var h Holder
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.opt.Bucket), Key: s.key(name)})
+	if isNoSuchKey(err) {
+		return h, "", fmt.Errorf("read lock %s%s: %w", s, name, fs.ErrNotExist)
 	}
 	if err != nil {
-		return b, "", fmt.Errorf("read lock %s%s: %w", l.s, l.name, explain(err, l.s.opt.Bucket))
+		return h, "", fmt.Errorf("read lock %s%s: %w", s, name, explain(err, s.opt.Bucket))
 	}
 	defer out.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(out.Body, 64<<10))
 	if err != nil {
-		return b, "", fmt.Errorf("read lock %s%s: %w", l.s, l.name, err)
+		return h, "", fmt.Errorf("read lock %s%s: %w", s, name, err)
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if h, err = parseHolder(raw); err != nil || h.Expires.IsZero() {
 		// Not ours to judge: treat it as held by an unknown owner for one ttl.
-		return s3LockBody{Owner: "an unreadable lock object", Expires: aws.ToTime(out.LastModified).Add(l.ttl)}, aws.ToString(out.ETag), nil
+		written := aws.ToTime(out.LastModified)
+		return Holder{Owner: "an unreadable lock object", Acquired: written, Expires: written.Add(ttl)}, aws.ToString(out.ETag), nil
 	}
-	return b, aws.ToString(out.ETag), nil
+	return h, aws.ToString(out.ETag), nil
 }
 
-// renew extends the lock every ttl/3 until Release; a renewal refused
-// (the lock was taken over) or impossible until the expiry marks it lost.
+// renew extends the lock every ttl/3 until Release. A renewal refused
+// means the lock was taken over or removed; one that fails until the expiry
+// is near may have lost it: either way it is marked lost.
 func (l *s3Lock) renew() {
 	defer close(l.done)
 	every := l.ttl / 3
-	expires := time.Now().Add(l.ttl)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -143,19 +160,13 @@ func (l *s3Lock) renew() {
 			return
 		case <-t.C:
 		}
-		l.mu.Lock()
-		tag := l.etag
-		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		next, err := l.put(ctx, &tag)
+		// Half a period: a renewal that hangs leaves time for the next
+		// before the expiry, and only two failures in a row lose the lock.
+		ctx, cancel := context.WithTimeout(context.Background(), every/2)
+		err := l.renewOnce(ctx)
 		cancel()
 		l.mu.Lock()
-		switch {
-		case err == nil:
-			l.etag, expires = next, time.Now().Add(l.ttl)
-		case isPrecondition(err):
-			l.err = errors.New("another run took the lock over")
-		case time.Until(expires) < every:
+		if err != nil && l.err == nil && time.Until(l.expires) < every {
 			l.err = fmt.Errorf("could not renew it before it expires: %w", explain(err, l.s.opt.Bucket))
 		}
 		lost := l.err != nil
@@ -166,10 +177,75 @@ func (l *s3Lock) renew() {
 	}
 }
 
+// renewOnce writes the lock on the version this run last wrote. A refusal
+// marks it lost; another error leaves it held until the expiry nears.
+func (l *s3Lock) renewOnce(ctx context.Context) error {
+	l.renewing.Lock()
+	defer l.renewing.Unlock()
+	l.mu.Lock()
+	tag, lost := l.etag, l.err
+	l.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	next, err := l.put(ctx, &tag)
+	if isPrecondition(err) {
+		// Refused: perhaps our own renewal landed and only its answer
+		// was lost. The token says whether the object is still ours; a
+		// write on the version read makes it so.
+		next, err = l.reclaim(ctx)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		l.etag = next
+	case isPrecondition(err) || isNoSuchKey(err) || errors.Is(err, errTaken) || errors.Is(err, fs.ErrNotExist):
+		l.err = errTaken
+	}
+	return err
+}
+
+// Renew renews the lock now, and fails unless this run surely holds it:
+// a publish calls it just before the switch, so that a lock taken over or
+// removed since the last renewal is found out in time.
+func (l *s3Lock) Renew(ctx context.Context) error {
+	if err := l.renewOnce(ctx); err != nil {
+		return fmt.Errorf("renew lock %s%s: %w", l.s, l.name, explain(err, l.s.opt.Bucket))
+	}
+	return nil
+}
+
+// reclaim renews the lock after a refused renewal if the object still holds
+// this run's token; else it returns the refusal.
+func (l *s3Lock) reclaim(ctx context.Context) (string, error) {
+	held, tag, err := l.s.readLock(ctx, l.name, l.ttl)
+	if err != nil {
+		return "", err
+	}
+	if held.Token != l.h.Token {
+		return "", errTaken
+	}
+	return l.put(ctx, &tag)
+}
+
+var errTaken = errors.New("another run took the lock over, or it was removed (sitemapgen unlock)")
+
 func (l *s3Lock) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.err == nil && time.Now().After(l.expires) {
+		// The renewals are late (a stalled request, a suspended host):
+		// another run may take it over now.
+		return errors.New("it expired before it could be renewed")
+	}
 	return l.err
+}
+
+func (l *s3Lock) Holder() Holder {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.h
 }
 
 // Release stops the renewals and deletes the lock if it is still the
@@ -184,10 +260,39 @@ func (l *s3Lock) Release(ctx context.Context) error {
 		return nil // not ours any more
 	}
 	_, err := l.s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(l.s.opt.Bucket), Key: l.s.key(l.name), IfMatch: &tag})
-	if err != nil && !isPrecondition(err) {
+	if err != nil && !isPrecondition(err) && !isNoSuchKey(err) {
 		return fmt.Errorf("release lock %s%s: %w", l.s, l.name, explain(err, l.s.opt.Bucket))
 	}
 	return nil
+}
+
+// Unlock removes the lock object name if it has expired, or, with force,
+// whatever its state; an object that is not a lock's JSON is stale. The
+// delete is conditional on the version read: a lock renewed or taken over
+// meanwhile is not removed.
+func (s *S3) Unlock(ctx context.Context, name string, force bool) (Holder, error) {
+	h, tag, err := s.readLock(ctx, name, 0)
+	if err != nil {
+		return h, err
+	}
+	if !force && time.Now().Before(h.Expires) {
+		return h, &LockedError{Lock: s.String() + name, Holder: h, Expiry: true}
+	}
+	_, err = s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.opt.Bucket), Key: s.key(name), IfMatch: &tag})
+	switch {
+	case isPrecondition(err):
+		return h, &LockedError{Lock: s.String() + name, Expiry: true, Note: "changed while it was being removed (renewed or taken by a run): look again"}
+	case err != nil:
+		return h, fmt.Errorf("unlock %s%s: %w", s, name, explain(err, s.opt.Bucket))
+	}
+	return h, nil
+}
+
+// isNoSuchKey reports a request on an object that does not exist.
+func isNoSuchKey(err error) bool {
+	var nk *types.NoSuchKey
+	var ae smithy.APIError
+	return errors.As(err, &nk) || errors.As(err, &ae) && ae.ErrorCode() == "NoSuchKey"
 }
 
 // isPrecondition reports a conditional request the store refused because

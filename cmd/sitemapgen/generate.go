@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -20,7 +21,10 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/indexnow"
+	"github.com/sitemapgen/sitemapgen/internal/metrics"
 	"github.com/sitemapgen/sitemapgen/internal/protocol"
+	"github.com/sitemapgen/sitemapgen/internal/runlog"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
@@ -73,6 +77,14 @@ type generateFlags struct {
 	s3PartSize, uploads, keepGens       int
 	maxNewsURLs                         int
 	newsWindow                          time.Duration
+	logFormat                           string
+	metricsPush, metricsFile            string
+
+	indexNowKey, indexNowKeyFile          string
+	indexNowEndpoint, indexNowKeyLocation string
+	indexNowAll                           bool
+	indexNowMax                           int
+	notify                                *notifier // nil: IndexNow is off
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -119,6 +131,15 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log records on stderr as text (key=value) or json (one object per line); each carries run_id and generation")
+	fs.StringVar(&f.metricsPush, "metrics-push", "", "at the end of the run push its metrics to this Prometheus Pushgateway URL (job sitemapgen, grouped by --name and --out; a failed run keeps the last success)")
+	fs.StringVar(&f.metricsFile, "metrics-file", "", "at the end of the run write its metrics to this node_exporter textfile (.prom), atomically")
+	fs.StringVar(&f.indexNowKey, "indexnow-key", "", "after a successful publish, post the URLs added, changed or removed since the previous generation to IndexNow with this key (8-128 of a-zA-Z0-9-)")
+	fs.StringVar(&f.indexNowKeyFile, "indexnow-key-file", "", "read the IndexNow key from this file (instead of --indexnow-key)")
+	fs.StringVar(&f.indexNowEndpoint, "indexnow-endpoint", indexnow.DefaultEndpoint, "IndexNow endpoint (the shared one passes submissions to every participating search engine)")
+	fs.StringVar(&f.indexNowKeyLocation, "indexnow-key-location", "", "URL of the key file when it is not KEY.txt at the host's root; the scope must lie under its folder")
+	fs.BoolVar(&f.indexNowAll, "indexnow-all", false, "on a first run (no previous generation), post every URL")
+	fs.IntVar(&f.indexNowMax, "indexnow-max-urls", 200000, "the most URLs IndexNow reads back from the changed sitemaps and sends; a larger change is not sent")
 	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
@@ -158,47 +179,84 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if slices.Contains(inputs, "-") {
 		stdin = cancelable(ctx, stdin)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	format, err := runlog.ParseFormat(f.logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen generate: --log-format: %v\nRun 'sitemapgen help generate' for usage.\n", err)
+		return exitUsage
+	}
+	runID := runlog.NewRun()
+	log := runID.Logger(stderr, format)
+	// fail says why the run stopped: the line people read, or, with
+	// --log-format json, a record like every other line on stderr.
+	fail := func(msg string, usage bool) {
+		if format == runlog.JSON {
+			log.Error(msg, "usage", usage)
+			return
+		}
+		fmt.Fprintf(stderr, "sitemapgen generate: %s\n", msg)
+		if usage {
+			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
+		}
+	}
 	var reportFile *os.File
 	if f.report != "" {
 		// Open it first: a report path that cannot be written must fail the
 		// run before anything is published, and every later failure, even
 		// of the configuration, is reported in it.
 		if reportFile, err = os.Create(f.report); err != nil {
-			fmt.Fprintf(stderr, "sitemapgen generate: --report: %v\n", err)
+			fail(fmt.Sprintf("--report: %v", err), false)
 			return exitFail
 		}
 	}
 	cfg, closeOut, err := f.config(ctx, inputs, stdin, log)
 	if err != nil {
+		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
+		rep.Error = err.Error()
 		if reportFile != nil {
-			rep := pipeline.NewReport(f.gzipLevel)
-			rep.Error = err.Error()
 			if werr := writeReport(reportFile, rep); werr != nil {
 				log.Error("report", "err", werr)
 			}
 		}
-		fmt.Fprintf(stderr, "sitemapgen generate: %v\n", err)
+		fail(err.Error(), isUsage(err))
 		if isUsage(err) {
-			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
 			return exitUsage
 		}
+		f.tellMetrics(ctx, log, rep, false)
 		return exitFail
+	}
+	// The records of the run carry the generation it publishes. A manifest
+	// that cannot be read fails the run in the pipeline, which says why.
+	if m, _, err := publish.ReadManifest(ctx, cfg.Sink, publish.NewLayout(cfg.Name)); err == nil {
+		var prev int64
+		if m != nil {
+			prev = m.Generation
+		}
+		runID.SetGeneration(prev + 1)
 	}
 
 	var stopProgress func()
-	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(fd.Fd())) {
+	if fd, ok := stderr.(interface{ Fd() uintptr }); ok && format == runlog.Text && term.IsTerminal(int(fd.Fd())) {
 		cfg.Progress = new(pipeline.Progress)
 		stopProgress = showProgress(stderr, cfg.Progress, cfg.Remote)
 	}
-	rep, runErr := pipeline.Run(ctx, cfg)
+	prep, runErr := pipeline.Run(ctx, cfg)
 	if stopProgress != nil {
 		stopProgress()
+	}
+	rep := &runReport{Report: prep, RunID: runID.ID}
+	if rep.Generation != 0 {
+		runID.SetGeneration(rep.Generation) // what was published, should another run have come between
 	}
 	if err := closeOut(); err != nil && runErr == nil {
 		runErr = err
 		rep.Error = err.Error()
 	}
+	// Telling IndexNow comes after the switch; its failure is not the run's.
+	if f.notify != nil && runErr == nil && (rep.Published || rep.DryRun) {
+		rep.IndexNow = f.notify.send(ctx)
+	}
+	// Said last, whatever happens: metrics describe the run as it ended.
+	defer func() { f.tellMetrics(ctx, log, rep, runErr == nil) }()
 	if reportFile != nil {
 		if err := writeReport(reportFile, rep); err != nil {
 			log.Error("report", "err", err)
@@ -214,15 +272,17 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return exitUsage
 		case errors.Is(runErr, input.ErrRepeatedInput):
 			// Found only once the arguments are expanded, but still a usage error.
-			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
-			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
+			fail(runErr.Error(), true)
 			return exitUsage
 		case rep.Published:
-			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			fail(runErr.Error(), false)
 		case ctx.Err() != nil:
-			fmt.Fprintln(stderr, "sitemapgen generate: interrupted; the previous sitemap set is unchanged")
+			fail("interrupted; the previous sitemap set is unchanged", false)
 		default:
-			fmt.Fprintf(stderr, "sitemapgen generate: %v; the previous sitemap set is unchanged\n", runErr)
+			fail(runErr.Error()+"; the previous sitemap set is unchanged", false)
+		}
+		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
+			fmt.Fprintln(stderr, lockedHint(locked, f))
 		}
 		return exitFail
 	}
@@ -234,7 +294,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log.Info(msg, "rows", rep.Rows, "urls", rep.URLs, "rejected", rep.Rejected.Total,
 		"warnings", rep.Warnings.Total, "shards", rep.Shards, "indexes", rep.Indexes,
 		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
-		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted), "generation", rep.Generation,
+		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted),
 		"seconds", fmt.Sprintf("%.2f", rep.Seconds), "root", rep.Root)
 	if rep.Rejected.Total > 0 && f.rejects == "" {
 		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",
@@ -308,6 +368,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Remote: &input.Remote{
 			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
 			RequireSuccess: f.requireSuccess,
+			Log:            log,
 		},
 	}
 	if cfg.Cut, err = shard.ParseCutMode(f.cut); err != nil {
@@ -358,6 +419,14 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.out == "" {
 		return cfg, closeOut, usageError{errors.New("--out is empty: name a folder or s3://bucket/prefix")}
 	}
+	if f.metricsPush != "" {
+		if u, err := url.Parse(f.metricsPush); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, closeOut, usageError{fmt.Errorf("--metrics-push %q: want the Pushgateway's http(s) URL", f.metricsPush)}
+		}
+	}
+	if f.notify, err = f.newNotifier(&cfg, log); err != nil {
+		return cfg, closeOut, err
+	}
 	if strings.HasPrefix(f.out, "s3://") {
 		bucket, prefix, err := sink.ParseS3URL(f.out)
 		if err != nil {
@@ -376,6 +445,17 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	}
 	if f.verify {
 		cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
+	}
+	if f.notify != nil {
+		f.notify.getter = cfg.Sink
+		if cfg.DryRun {
+			// The change is read back from the sitemaps the dry run would
+			// write: it holds them (the pipeline uses this decorator).
+			d := sink.NewDryRun(cfg.Sink)
+			d.Keep(publish.NewLayout(cfg.Name).IsShard, dryRunKeep)
+			cfg.Sink, f.notify.getter = d, d
+		}
+		cfg.Switched = f.notify.switched
 	}
 	if f.rejects != "" {
 		rf, err := os.Create(f.rejects)
@@ -418,7 +498,43 @@ func parsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-func writeReport(f *os.File, rep *pipeline.Report) error {
+// runReport is the --report JSON: the pipeline's report and what the
+// command adds to it.
+type runReport struct {
+	*pipeline.Report
+	RunID    string           `json:"run_id"`             // as the run's log records carry it
+	IndexNow *indexnow.Result `json:"indexnow,omitempty"` // --indexnow-key: what was sent
+}
+
+// tellMetrics pushes and writes the run's metrics, if asked. Their failure
+// is logged, never the run's: the set is published or not already.
+func (f *generateFlags) tellMetrics(ctx context.Context, log *slog.Logger, rep *runReport, ok bool) {
+	if f.metricsPush == "" && f.metricsFile == "" {
+		return
+	}
+	m := metrics.Run{Name: f.name, Destination: f.out, Report: rep.Report, OK: ok, End: time.Now()}
+	if f.notify != nil {
+		m.Notified = map[string]int64{}
+		if r := rep.IndexNow; r != nil {
+			m.Notified = map[string]int64{"sent": int64(r.Sent), "accepted": int64(r.Accepted), "failed": int64(r.Failed)}
+			m.NotifyFailed = r.FailedByStatus
+		}
+	}
+	if f.metricsPush != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := metrics.Push(ctx, f.metricsPush, m, nil); err != nil {
+			log.Warn("metrics not pushed", "err", err)
+		}
+	}
+	if f.metricsFile != "" {
+		if err := metrics.WriteFile(f.metricsFile, m); err != nil {
+			log.Warn("metrics not written", "err", err)
+		}
+	}
+}
+
+func writeReport(f *os.File, rep *runReport) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err

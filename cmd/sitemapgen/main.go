@@ -6,6 +6,7 @@
 //
 //	sitemapgen generate [flags] INPUT...
 //	sitemapgen validate [flags] ROOT
+//	sitemapgen unlock [flags]
 //
 // Run "sitemapgen help generate" for the flags; the documentation is in
 // README.md and docs/ in the source tree.
@@ -47,10 +48,11 @@ func main() {
 const usage = `sitemapgen turns URL lists into XML sitemaps.
 
 Usage:
-  sitemapgen generate [flags] INPUT...   write a sitemap set (see: sitemapgen help generate)
-  sitemapgen validate [flags] ROOT       check a sitemap set (see: sitemapgen help validate)
-  sitemapgen help [generate|validate]    show help
-  sitemapgen version                     print the version
+  sitemapgen generate [flags] INPUT...         write a sitemap set (see: sitemapgen help generate)
+  sitemapgen validate [flags] ROOT             check a sitemap set (see: sitemapgen help validate)
+  sitemapgen unlock [flags]                    remove the lock a dead run left (see: sitemapgen help unlock)
+  sitemapgen help [generate|validate|unlock]   show help
+  sitemapgen version                           print the version
 
 Documentation: README.md and docs/ in the source tree:
   docs/inputs.md        CSV, text, Parquet, Arrow, folders, globs, stdin; columns; bad input
@@ -59,6 +61,7 @@ Documentation: README.md and docs/ in the source tree:
   docs/s3.md            publishing to S3 and S3-compatible stores
   docs/validate.md      sitemapgen validate and generate --verify
   docs/flags.md         every flag of generate and validate
+  docs/operations.md    JSON logs, metrics, the container image, schedules, IndexNow
   docs/performance.md   figures and how to reproduce them
   docs/how-it-works.md  architecture, package map, memory bounds, bounded decoders
   docs/testing.md       running the tests, the S3 test server, fuzzing
@@ -74,12 +77,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return generate(ctx, args[1:], stdin, stdout, stderr)
 	case "validate":
 		return validate(ctx, args[1:], stdout, stderr)
+	case "unlock":
+		return unlock(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "generate" {
 			return generate(ctx, []string{"--help"}, stdin, stdout, stdout)
 		}
 		if len(args) > 1 && args[1] == "validate" {
 			return validate(ctx, []string{"--help"}, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "unlock" {
+			return unlock(ctx, []string{"--help"}, stdout, stdout)
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -302,9 +302,9 @@ func failedRun(t *testing.T, endpoint, object, want string, inputs ...string) {
 }
 
 // TestS3InputFailures: a missing object, access denied, an object rewritten
-// during the run, a prefix without _SUCCESS under --require-success and a
-// Delta table each fail the run with one line naming the object; nothing is
-// published.
+// during the run, a prefix without _SUCCESS under --require-success, a
+// prefix of CSV objects only and a Delta table each fail the run with one
+// line naming the object; nothing is published.
 func TestS3InputFailures(t *testing.T) {
 	e := newS3Env(t)
 	dir := writeParts(t, 2, 20000, 5000)
@@ -342,6 +342,12 @@ func TestS3InputFailures(t *testing.T) {
 		s3test.Put(t, e.c, e.bucket, "in/_SUCCESS", nil)
 		runTo(t, e.ep, []string{url}, "--require-success")
 	})
+	t.Run("only-csv", func(t *testing.T) {
+		// As for a local folder: say what to do, not only what is missing.
+		s3test.Put(t, e.c, e.bucket, "csv/urls.csv", []byte("loc\nhttps://www.example.com/a\n"))
+		csv := "s3://" + e.bucket + "/csv/"
+		failedRun(t, e.ep, csv, "is a folder without .parquet or Arrow files; name the files to read", csv)
+	})
 	t.Run("delta", func(t *testing.T) {
 		s3test.Put(t, e.c, e.bucket, "in/_delta_log/00000000000000000000.json", []byte("{}"))
 		failedRun(t, e.ep, url, "Delta", url)
@@ -361,4 +367,46 @@ func TestRequireSuccessLocal(t *testing.T) {
 	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--require-success", dir); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
+}
+
+// TestZeroByteParts: a zero-byte .parquet part in an export folder or under
+// an s3:// prefix (writers leave them for empty partitions) is skipped with
+// a warning naming it; a folder of nothing else has no data rows.
+func TestZeroByteParts(t *testing.T) {
+	dir := writeParts(t, 1, 100, 100)
+	empty := filepath.Join(dir, "part-00009-c000.snappy.parquet")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, endpoint, arg, name string) {
+		t.Helper()
+		out := t.TempDir()
+		report := filepath.Join(out, "report.json")
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(out, "out"), "--report", report,
+			"--s3-endpoint", endpoint, "--s3-path-style", arg)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "WARN") || !strings.Contains(stderr, "empty part file") || !strings.Contains(stderr, name) {
+			t.Errorf("no warning naming %s:\n%s", name, stderr)
+		}
+		if rep := readReport(t, report); rep.Rows != 100 || len(rep.Inputs) != 1 {
+			t.Errorf("rows %d from %d inputs, want 100 from 1", rep.Rows, len(rep.Inputs))
+		}
+	}
+	t.Run("local", func(t *testing.T) {
+		check(t, "http://127.0.0.1:1", dir, empty)
+		only := t.TempDir()
+		os.WriteFile(filepath.Join(only, "part-00000.parquet"), nil, 0o644)
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(t.TempDir(), "out"), only)
+		if code != 1 || !strings.Contains(stderr, "no data rows") {
+			t.Errorf("a folder of zero-byte parts: exit %d, want 1 saying no data rows\n%s", code, stderr)
+		}
+	})
+	t.Run("s3", func(t *testing.T) {
+		e := newS3Env(t)
+		e.putFiles(t, dir, "in/")
+		url := "s3://" + e.bucket + "/in/"
+		check(t, e.ep, url, url+"part-00009-c000.snappy.parquet")
+	})
 }

@@ -27,6 +27,9 @@ func TestSetsShareAFolder(t *testing.T) {
 		sharedNights(t, []string{"--out", out}, []string{out + "/"})
 	})
 	t.Run("s3", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the folder's nights in -short; S3 in the full run")
+		}
 		e := newS3Env(t)
 		dest := "s3://" + e.bucket + "/" + e.prefix
 		s3 := []string{"--s3-endpoint", e.ep, "--s3-path-style"}

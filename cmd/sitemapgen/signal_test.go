@@ -20,6 +20,13 @@ const mainEnv = "SITEMAPGEN_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
+		if h := os.Getenv(hostnameEnv); h != "" {
+			// A UTS namespace of its own (see inNamespaces): a container's host name.
+			if err := syscall.Sethostname([]byte(h)); err != nil {
+				fmt.Fprintln(os.Stderr, "sethostname:", err)
+				os.Exit(3)
+			}
+		}
 		args := strings.Fields(os.Getenv("SITEMAPGEN_TEST_ARGS"))
 		if os.Getenv("SITEMAPGEN_TEST_ARGS_FROM_CMDLINE") == "1" {
 			// The test binary's own flags first, then the command's.

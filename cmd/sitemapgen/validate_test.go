@@ -198,7 +198,9 @@ func TestValidateExamplesAlone(t *testing.T) {
 // TestValidateAfterTwoGenerates: generate twice into one folder (the first
 // generation's shards are kept for crawlers), with an unrelated file and
 // another stem's set beside it: validate on the folder and on its root
-// passes; an unlisted file of the set's own naming is an orphan.
+// passes; an unlisted file named as one of the set's shards is a failed
+// run's leftover (a warning: the next run deletes it), an unlisted index of
+// the set's naming an orphan.
 func TestValidateAfterTwoGenerates(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	// The second run changes every shard: the first run's are kept (--keep-generations 1).
@@ -220,8 +222,16 @@ func TestValidateAfterTwoGenerates(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s%s", root, code, stdout, stderr)
 		}
 	}
-	stray := "sitemap-000077-0123456789.xml.gz"
+	leftover := "sitemap-000077-0123456789.xml.gz"
 	b, _ := os.ReadFile(filepath.Join(out, "feed.xml"))
+	os.WriteFile(filepath.Join(out, leftover), b, 0o644)
+	for _, root := range []string{out, filepath.Join(out, "sitemap.xml")} {
+		code, stdout, stderr := sitemapgen(t, "", "validate", root)
+		if code != 0 || stdout != "" || !strings.Contains(stderr, "warning: 1 file(s) named as this set's sitemaps that nothing lists") || !strings.Contains(stderr, leftover) {
+			t.Errorf("%s, leftover: exit %d\n%s%s", root, code, stdout, stderr)
+		}
+	}
+	stray := "sitemap-index-0077.xml"
 	os.WriteFile(filepath.Join(out, stray), b, 0o644)
 	for _, root := range []string{out, filepath.Join(out, "sitemap.xml")} {
 		code, stdout, _ := sitemapgen(t, "", "validate", root)

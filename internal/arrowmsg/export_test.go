@@ -24,14 +24,14 @@ func (t fbTable) Ref(p int) (int, error) { return t.f.ref(p) }
 // ParseMessage checks the message metadata meta and returns its type and
 // body length.
 func ParseMessage(meta []byte) (typ, bodyLen int64, err error) {
-	m, err := parseArrowMessage(meta, 1<<62)
+	m, err := parseMessage(meta, 1<<62)
 	return m.typ, m.bodyLen, err
 }
 
 // Message types and the continuation marker.
 const (
-	Continuation = arrowContinuation
-	SchemaMsg    = arrowSchemaMsg
-	DictMsg      = arrowDictMsg
-	BatchMsg     = arrowBatchMsg
+	Continuation = continuation
+	SchemaMsg    = schemaMsg
+	DictMsg      = dictMsg
+	BatchMsg     = batchMsg
 )

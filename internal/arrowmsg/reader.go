@@ -7,7 +7,6 @@
 package arrowmsg
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
@@ -38,19 +36,19 @@ import (
 // decompresses itself, into buffers that grow with the output really
 // produced, and passes on uncompressed.
 const (
-	// maxArrowMetadata bounds a message's metadata and a file's footer
+	// maxMetadata bounds a message's metadata and a file's footer
 	// (flatbuffers of a few KB in practice; arrow-go's own default).
-	maxArrowMetadata = 64 << 20
-	// maxArrowBatch bounds one record or dictionary batch: its body as
+	maxMetadata = 64 << 20
+	// maxBatch bounds one record or dictionary batch: its body as
 	// stored and its buffers once decompressed. Writers cut tables into
 	// batches of 64K-1M rows (pyarrow, DuckDB, Polars): megabytes each.
-	maxArrowBatch = 1 << 30
-	// maxArrowDicts bounds the dictionary data held at once (a delta adds
+	maxBatch = 1 << 30
+	// maxDicts bounds the dictionary data held at once (a delta adds
 	// to its dictionary, a replacement replaces it).
-	maxArrowDicts = 1 << 30
-	// maxArrowDepth bounds the nesting of a schema's fields (arrow-go's own
+	maxDicts = 1 << 30
+	// maxDepth bounds the nesting of a schema's fields (arrow-go's own
 	// limit when it loads arrays).
-	maxArrowDepth = 64
+	maxDepth = 64
 )
 
 // FileMagic opens (and ends) the Arrow IPC file format; the stream format
@@ -59,425 +57,19 @@ const FileMagic = "ARROW1"
 
 // Message header types (Message.fbs).
 const (
-	arrowSchemaMsg = 1
-	arrowDictMsg   = 2
-	arrowBatchMsg  = 3
+	schemaMsg = 1
+	dictMsg   = 2
+	batchMsg  = 3
 )
 
-// arrowContinuation starts a message's prefix (since Arrow 0.15).
-const arrowContinuation = 0xFFFFFFFF
+// continuation starts a message's prefix (since Arrow 0.15).
+const continuation = 0xFFFFFFFF
 
 // Compression codecs (Message.fbs: CompressionType).
 const (
-	arrowLZ4  = 0
-	arrowZstd = 1
+	codecLZ4  = 0
+	codecZstd = 1
 )
-
-var errFlatbuffer = errors.New("metadata flatbuffer points outside itself")
-
-// fbuf is a flatbuffer being checked: every read is bounds-checked, and a
-// walk may visit at most budget bytes of tables, vectors and strings, so a
-// flatbuffer whose offsets share parts (a field whose children are the same
-// field twice, and so on down) cannot make arrow-go, which expands it into
-// a tree, build more than a few times its size.
-type fbuf struct {
-	b      []byte
-	budget int
-}
-
-func newFB(b []byte) *fbuf { return &fbuf{b: b, budget: 4*len(b) + 1024} }
-
-// inside reports whether b[pos:pos+n] is in the buffer.
-func (f *fbuf) inside(pos, n int) bool {
-	return pos >= 0 && n >= 0 && pos <= len(f.b) && n <= len(f.b)-pos
-}
-
-func (f *fbuf) spend(n int) error {
-	f.budget -= n
-	if f.budget < 0 {
-		return errors.New("metadata flatbuffer refers to its parts more often than it can hold them")
-	}
-	return nil
-}
-
-func (f *fbuf) u32(pos int) (int, error) {
-	if !f.inside(pos, 4) {
-		return 0, errFlatbuffer
-	}
-	// Negative where int has 32 bits and u is 2^31 or more: callers check.
-	return int(binary.LittleEndian.Uint32(f.b[pos:])), nil
-}
-
-func (f *fbuf) i64(pos int) int64 { return int64(binary.LittleEndian.Uint64(f.b[pos:])) }
-
-// ref follows the offset at pos.
-func (f *fbuf) ref(pos int) (int, error) {
-	u, err := f.u32(pos)
-	if err != nil || u < 0 || pos+u >= len(f.b) {
-		return 0, errFlatbuffer
-	}
-	return pos + u, nil
-}
-
-// fbTable is a checked table: its vtable and inline data are in the buffer.
-type fbTable struct {
-	f           *fbuf
-	pos, vt     int
-	vtLen, size int
-}
-
-func (f *fbuf) table(pos int) (fbTable, error) {
-	if !f.inside(pos, 4) {
-		return fbTable{}, errFlatbuffer
-	}
-	vt := pos - int(int32(binary.LittleEndian.Uint32(f.b[pos:])))
-	if !f.inside(vt, 4) {
-		return fbTable{}, errFlatbuffer
-	}
-	vtLen, size := int(binary.LittleEndian.Uint16(f.b[vt:])), int(binary.LittleEndian.Uint16(f.b[vt+2:]))
-	if vtLen < 4 || vtLen%2 != 0 || !f.inside(vt, vtLen) || size < 4 || !f.inside(pos, size) {
-		return fbTable{}, errFlatbuffer
-	}
-	return fbTable{f, pos, vt, vtLen, size}, f.spend(size)
-}
-
-func (f *fbuf) root() (fbTable, error) {
-	p, err := f.ref(0)
-	if err != nil {
-		return fbTable{}, err
-	}
-	return f.table(p)
-}
-
-// elem returns table i of the vector of tables starting at start.
-func (f *fbuf) elem(start, i int) (fbTable, error) {
-	p, err := f.ref(start + 4*i)
-	if err != nil {
-		return fbTable{}, err
-	}
-	return f.table(p)
-}
-
-// field returns the position of field slot, of n bytes, or -1 when absent.
-func (t fbTable) field(slot, n int) (int, error) {
-	e := 4 + 2*slot
-	if e+2 > t.vtLen {
-		return -1, nil
-	}
-	off := int(binary.LittleEndian.Uint16(t.f.b[t.vt+e:]))
-	if off == 0 {
-		return -1, nil
-	}
-	if off < 4 || off+n > t.size {
-		return 0, errFlatbuffer
-	}
-	return t.pos + off, nil
-}
-
-// int reads the n-byte integer field slot (a 1-byte one unsigned), 0 when absent.
-func (t fbTable) int(slot, n int) (int64, error) {
-	p, err := t.field(slot, n)
-	if err != nil || p < 0 {
-		return 0, err
-	}
-	b := t.f.b[p:]
-	switch n {
-	case 1:
-		return int64(b[0]), nil
-	case 2:
-		return int64(int16(binary.LittleEndian.Uint16(b))), nil
-	case 4:
-		return int64(int32(binary.LittleEndian.Uint32(b))), nil
-	}
-	return int64(binary.LittleEndian.Uint64(b)), nil
-}
-
-// sub returns the table field slot refers to; ok is false when absent.
-func (t fbTable) sub(slot int) (s fbTable, ok bool, err error) {
-	p, err := t.field(slot, 4)
-	if err != nil || p < 0 {
-		return s, false, err
-	}
-	if p, err = t.f.ref(p); err != nil {
-		return s, false, err
-	}
-	s, err = t.f.table(p)
-	return s, err == nil, err
-}
-
-// vector returns where the elements of the vector field slot start and how
-// many there are, each of elem bytes; none when absent. They are all in the
-// buffer.
-func (t fbTable) vector(slot, elem int) (start, n int, err error) {
-	p, err := t.field(slot, 4)
-	if err != nil || p < 0 {
-		return 0, 0, err
-	}
-	if p, err = t.f.ref(p); err != nil {
-		return 0, 0, err
-	}
-	if n, err = t.f.u32(p); err != nil {
-		return 0, 0, err
-	}
-	start = p + 4
-	if n < 0 || n > (len(t.f.b)-start)/elem {
-		return 0, 0, fmt.Errorf("metadata flatbuffer claims a vector of %d elements in %d bytes", n, len(t.f.b))
-	}
-	return start, n, t.f.spend(4 + n*elem)
-}
-
-// checkArrowSchema checks a Schema table: what arrow-go sizes from it (the
-// fields and their children, key-value metadata, union type ids, strings)
-// is in the flatbuffer, and fields nest at most maxArrowDepth deep.
-// It counts in views the variadic buffer counts batches must list.
-func checkArrowSchema(t fbTable, views *arrowViews) error {
-	views.dict = map[int64]int{}
-	if err := checkArrowFields(t, 1, 0, &views.batch, views.dict); err != nil {
-		return err
-	}
-	if err := checkArrowKeyValues(t, 2); err != nil {
-		return err
-	}
-	_, _, err := t.vector(3, 8) // features
-	return err
-}
-
-// Type union members whose tables hold a vector (Schema.fbs), and the view
-// types, whose batches list a count of variadic buffers.
-const (
-	arrowTypeTimestamp  = 10 // timezone: string
-	arrowTypeUnion      = 14 // typeIds: [int]
-	arrowTypeBinaryView = 23
-	arrowTypeUtf8View   = 24
-)
-
-// arrowViews counts the BinaryView and Utf8View fields whose batches list a
-// variadic buffer count each: those of a record batch, and those of each
-// dictionary's batches. arrow-go reads one count per such field without
-// checking the list is that long: beyond it, it reads whatever bytes follow.
-type arrowViews struct {
-	batch int
-	dict  map[int64]int // by dictionary id
-}
-
-// checkArrowFields checks the fields of t's vector slot, counting their
-// view fields in views; a dictionary-encoded field holds only indices, and
-// its values count in dicts under its dictionary id.
-func checkArrowFields(t fbTable, slot, depth int, views *int, dicts map[int64]int) error {
-	start, n, err := t.vector(slot, 4)
-	if err != nil {
-		return err
-	}
-	if n > 0 && depth >= maxArrowDepth {
-		return fmt.Errorf("schema fields nested more than %d deep", maxArrowDepth)
-	}
-	for i := range n {
-		f, err := t.f.elem(start, i)
-		if err != nil {
-			return err
-		}
-		if _, _, err := f.vector(0, 1); err != nil { // name
-			return err
-		}
-		typ, err := f.int(2, 1)
-		if err != nil {
-			return err
-		}
-		tt, ok, err := f.sub(3)
-		if err != nil {
-			return err
-		}
-		if ok && typ == arrowTypeTimestamp {
-			_, _, err = tt.vector(1, 1) // its time zone
-		} else if ok && typ == arrowTypeUnion {
-			_, _, err = tt.vector(1, 4) // its type ids
-		}
-		if err != nil {
-			return err
-		}
-		count, dict, id := views, 0, int64(-1)
-		if d, ok, err := f.sub(4); err != nil { // dictionary encoding
-			return err
-		} else if ok {
-			if _, _, err := d.sub(1); err != nil { // its index type
-				return err
-			}
-			if id, err = d.int(0, 8); err != nil {
-				return err
-			}
-			count = &dict
-		}
-		if typ == arrowTypeBinaryView || typ == arrowTypeUtf8View {
-			*count++
-		}
-		if err := checkArrowFields(f, 5, depth+1, count, dicts); err != nil {
-			return err
-		}
-		if count == &dict {
-			dicts[id] = max(dicts[id], dict)
-		}
-		if err := checkArrowKeyValues(f, 6); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkArrowKeyValues(t fbTable, slot int) error {
-	start, n, err := t.vector(slot, 4)
-	if err != nil {
-		return err
-	}
-	for i := range n {
-		kv, err := t.f.elem(start, i)
-		if err != nil {
-			return err
-		}
-		if _, _, err := kv.vector(0, 1); err != nil {
-			return err
-		}
-		if _, _, err := kv.vector(1, 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// arrowMsg is a checked message.
-type arrowMsg struct {
-	typ     int64
-	version int64
-	bodyLen int64
-
-	// A record or dictionary batch.
-	f                *fbuf
-	rows             int64
-	nodeAt, nodes    int // FieldNode structs (length, null_count)
-	bufAt, bufs      int // Buffer structs (offset, length)
-	variadicAt, nvar int
-	codec            int64 // -1: not compressed
-	dictID           int64
-	delta            bool
-
-	views arrowViews // a schema's
-}
-
-// buffer returns buffer i of a batch.
-func (m *arrowMsg) buffer(i int) (off, n int64) {
-	p := m.bufAt + 16*i
-	return m.f.i64(p), m.f.i64(p + 8)
-}
-
-// parseArrowMessage checks the Message flatbuffer meta: a schema, or a
-// record or dictionary batch whose nodes claim at most maxRows values each
-// and whose buffers lie in its body.
-func parseArrowMessage(meta []byte, maxRows int64) (m arrowMsg, err error) {
-	f := newFB(meta)
-	t, err := f.root()
-	if err != nil {
-		return m, err
-	}
-	if m.version, err = t.int(0, 2); err != nil {
-		return m, err
-	}
-	if m.typ, err = t.int(1, 1); err != nil {
-		return m, err
-	}
-	if m.bodyLen, err = t.int(3, 8); err != nil {
-		return m, err
-	}
-	if m.bodyLen < 0 {
-		return m, fmt.Errorf("message body of %d bytes", m.bodyLen)
-	}
-	if err := checkArrowKeyValues(t, 4); err != nil {
-		return m, err
-	}
-	h, ok, err := t.sub(2)
-	if err != nil {
-		return m, err
-	}
-	if !ok {
-		return m, errors.New("message without a header")
-	}
-	switch m.typ {
-	case arrowSchemaMsg:
-		return m, checkArrowSchema(h, &m.views)
-	case arrowDictMsg:
-		if m.dictID, err = h.int(0, 8); err != nil {
-			return m, err
-		}
-		d, err := h.int(2, 1)
-		if err != nil {
-			return m, err
-		}
-		m.delta = d != 0
-		if h, ok, err = h.sub(1); err != nil {
-			return m, err
-		} else if !ok {
-			return m, errors.New("dictionary batch without data")
-		}
-	case arrowBatchMsg:
-	default:
-		return m, fmt.Errorf("message of type %d, not a schema, dictionary or record batch", m.typ)
-	}
-	return m, m.checkBatch(h, maxRows)
-}
-
-func (m *arrowMsg) checkBatch(t fbTable, maxRows int64) error {
-	var err error
-	m.f = t.f
-	if m.rows, err = t.int(0, 8); err != nil {
-		return err
-	}
-	if m.rows < 0 {
-		return fmt.Errorf("batch of %d rows", m.rows)
-	}
-	if m.rows > maxRows {
-		return fmt.Errorf("batch of %d rows (at most %d in this file)", m.rows, maxRows)
-	}
-	if m.nodeAt, m.nodes, err = t.vector(1, 16); err != nil {
-		return err
-	}
-	for i := range m.nodes {
-		length, nulls := m.f.i64(m.nodeAt+16*i), m.f.i64(m.nodeAt+16*i+8)
-		if length < 0 || nulls < 0 || nulls > length || length > maxRows {
-			return fmt.Errorf("field node %d claims %d values, %d of them null (at most %d in this file)", i, length, nulls, maxRows)
-		}
-	}
-	if m.bufAt, m.bufs, err = t.vector(2, 16); err != nil {
-		return err
-	}
-	for i := range m.bufs {
-		off, n := m.buffer(i)
-		if off < 0 || n < 0 || off%8 != 0 || off > m.bodyLen || n > m.bodyLen-off {
-			return fmt.Errorf("buffer %d at offset %d, of %d bytes, is not in the %d-byte body", i, off, n, m.bodyLen)
-		}
-	}
-	m.codec = -1
-	if c, ok, err := t.sub(3); err != nil {
-		return err
-	} else if ok {
-		if m.codec, err = c.int(0, 1); err != nil {
-			return err
-		}
-		method, err := c.int(1, 1)
-		if err != nil {
-			return err
-		}
-		if m.codec != arrowLZ4 && m.codec != arrowZstd || method != 0 {
-			return fmt.Errorf("compression codec %d, method %d: not LZ4_FRAME or ZSTD of whole buffers", m.codec, method)
-		}
-	}
-	if m.variadicAt, m.nvar, err = t.vector(4, 8); err != nil {
-		return err
-	}
-	for i := range m.nvar {
-		if v := m.f.i64(m.variadicAt + 8*i); v < 0 || v > int64(m.bufs) {
-			return fmt.Errorf("variadic buffer count %d, with %d buffers in the batch", v, m.bufs)
-		}
-	}
-	return nil
-}
 
 // Reader reads the messages of an Arrow IPC input for arrow-go's
 // ipc.Reader, checking each before arrow-go sees it: the stream format's
@@ -490,14 +82,14 @@ type Reader struct {
 	// The file format.
 	ra     io.ReaderAt
 	end    int64 // where the footer starts
-	blocks []arrowBlock
+	blocks []block
 	nblock int // next block; -1: the schema message first
 
 	maxRows   int64 // values a batch or a field node may claim, and rows in all
 	rows      int64
 	dicts     map[int64]int64 // bytes of each dictionary
 	dictBytes int64
-	views     arrowViews // of the schema
+	views     viewCounts // of the schema
 
 	msg  *ipc.Message
 	refs int
@@ -508,8 +100,8 @@ type Reader struct {
 
 var _ ipc.MessageReader = (*Reader)(nil)
 
-// arrowBlock is a message the footer of an Arrow IPC file lists.
-type arrowBlock struct {
+// block is a message the footer of an Arrow IPC file lists.
+type block struct {
 	offset int64
 	meta   int64 // prefix and metadata
 	body   int64
@@ -538,7 +130,7 @@ func NewFile(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, errors.New("the file does not end with the Arrow IPC file magic (truncated?)")
 	}
 	n := int64(int32(binary.LittleEndian.Uint32(end[:])))
-	if n <= 0 || n > size-head-tail || n > maxArrowMetadata {
+	if n <= 0 || n > size-head-tail || n > maxMetadata {
 		return nil, fmt.Errorf("footer of %d bytes claimed in a %d-byte file", n, size)
 	}
 	footer := make([]byte, n)
@@ -558,7 +150,7 @@ func NewFile(ra io.ReaderAt, size int64) (*Reader, error) {
 		}
 		for i := range k {
 			p := start + 24*i
-			m.blocks = append(m.blocks, arrowBlock{f.i64(p), int64(int32(binary.LittleEndian.Uint32(footer[p+8:]))), f.i64(p + 16), slot == 2, i})
+			m.blocks = append(m.blocks, block{f.i64(p), int64(int32(binary.LittleEndian.Uint32(footer[p+8:]))), f.i64(p + 16), slot == 2, i})
 		}
 	}
 	return m, nil
@@ -566,7 +158,7 @@ func NewFile(ra io.ReaderAt, size int64) (*Reader, error) {
 
 // check reports whether the block lies in the file's messages, which end
 // at end, aligned as the format requires.
-func (b arrowBlock) check(end int64) error {
+func (b block) check(end int64) error {
 	if b.offset < 8 || b.offset%8 != 0 || b.meta < 8 || b.meta%8 != 0 || b.body < 0 || b.body%8 != 0 ||
 		b.offset > end || b.meta > end-b.offset || b.body > end-b.offset-b.meta {
 		kind := "record batch"
@@ -581,7 +173,7 @@ func (b arrowBlock) check(end int64) error {
 // Message returns the next message, checked; io.EOF after the last. It is
 // valid until the next call.
 func (m *Reader) Message() (*ipc.Message, error) {
-	msg, err := m.message()
+	msg, err := m.nextMessage()
 	if err != nil && err != io.EOF && errors.Is(err, io.EOF) {
 		// arrow-go ends a stream quietly on an error that is io.EOF: only
 		// the end of the input may be one, never a damaged message.
@@ -590,25 +182,25 @@ func (m *Reader) Message() (*ipc.Message, error) {
 	return msg, err
 }
 
-func (m *Reader) message() (*ipc.Message, error) {
+func (m *Reader) nextMessage() (*ipc.Message, error) {
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
 	}
 	want := int64(0)
-	var blk *arrowBlock
+	var blk *block
 	if m.ra != nil {
 		switch {
 		case m.nblock < 0: // the schema, after the magic
-			m.r, m.left, want = io.NewSectionReader(m.ra, 8, m.end-8), m.end-8, arrowSchemaMsg
+			m.r, m.left, want = io.NewSectionReader(m.ra, 8, m.end-8), m.end-8, schemaMsg
 		case m.nblock < len(m.blocks):
 			blk = &m.blocks[m.nblock]
 			if err := blk.check(m.end); err != nil {
 				return nil, err
 			}
-			m.r, m.left, want = io.NewSectionReader(m.ra, blk.offset, blk.meta+blk.body), blk.meta+blk.body, arrowBatchMsg
+			m.r, m.left, want = io.NewSectionReader(m.ra, blk.offset, blk.meta+blk.body), blk.meta+blk.body, batchMsg
 			if blk.dict {
-				want = arrowDictMsg
+				want = dictMsg
 			}
 		default:
 			return nil, io.EOF
@@ -628,17 +220,17 @@ func (m *Reader) message() (*ipc.Message, error) {
 	if blk != nil && (int64(prefix+len(meta)) != blk.meta || msg.bodyLen != blk.body) {
 		return nil, fmt.Errorf("message of %d+%d bytes where the footer says %d+%d", prefix+len(meta), msg.bodyLen, blk.meta, blk.body)
 	}
-	if msg.typ == arrowSchemaMsg {
+	if msg.typ == schemaMsg {
 		m.views = msg.views
 	} else {
 		need := m.views.batch
-		if msg.typ == arrowDictMsg {
+		if msg.typ == dictMsg {
 			need = m.views.dict[msg.dictID]
 		}
 		if msg.nvar < need {
 			return nil, fmt.Errorf("batch lists %d variadic buffer counts for %d view columns", msg.nvar, need)
 		}
-		if msg.typ == arrowBatchMsg {
+		if msg.typ == batchMsg {
 			m.rows += msg.rows
 			if m.rows > m.maxRows {
 				return nil, fmt.Errorf("record batches claim more than %d rows in a file of %d bytes", m.maxRows, m.maxRows/saferio.MaxRowsPerByte)
@@ -651,7 +243,7 @@ func (m *Reader) message() (*ipc.Message, error) {
 			}
 			meta = uncompressedMessage(&msg, bufs, len(body))
 		}
-		if msg.typ == arrowDictMsg {
+		if msg.typ == dictMsg {
 			if err := m.addDict(&msg, int64(len(body))); err != nil {
 				return nil, err
 			}
@@ -662,7 +254,7 @@ func (m *Reader) message() (*ipc.Message, error) {
 }
 
 // read reads a message: its prefix, metadata (checked) and body.
-func (m *Reader) read() (meta, body []byte, prefix int, msg arrowMsg, err error) {
+func (m *Reader) read() (meta, body []byte, prefix int, msg message, err error) {
 	var h [4]byte
 	if _, err := io.ReadFull(m.r, h[:]); err != nil {
 		if err == io.EOF {
@@ -672,7 +264,7 @@ func (m *Reader) read() (meta, body []byte, prefix int, msg arrowMsg, err error)
 	}
 	m.left -= 4
 	n, prefix := binary.LittleEndian.Uint32(h[:]), 4
-	if n == arrowContinuation {
+	if n == continuation {
 		if _, err := io.ReadFull(m.r, h[:]); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
@@ -685,13 +277,13 @@ func (m *Reader) read() (meta, body []byte, prefix int, msg arrowMsg, err error)
 	if n == 0 {
 		return nil, nil, 0, msg, io.EOF // end-of-stream marker
 	}
-	if meta, err = m.readPart("metadata", int64(int32(n)), 4, maxArrowMetadata); err != nil {
+	if meta, err = m.readPart("metadata", int64(int32(n)), 4, maxMetadata); err != nil {
 		return nil, nil, 0, msg, err
 	}
-	if msg, err = parseArrowMessage(meta, m.maxRows); err != nil {
+	if msg, err = parseMessage(meta, m.maxRows); err != nil {
 		return nil, nil, 0, msg, fmt.Errorf("message metadata: %w", err)
 	}
-	if body, err = m.readPart("body", msg.bodyLen, 0, maxArrowBatch); err != nil {
+	if body, err = m.readPart("body", msg.bodyLen, 0, maxBatch); err != nil {
 		return nil, nil, 0, msg, err
 	}
 	return meta, body, prefix, msg, nil
@@ -719,8 +311,8 @@ func (m *Reader) readPart(part string, n, least, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// addDict counts the n bytes of a dictionary batch against maxArrowDicts.
-func (m *Reader) addDict(msg *arrowMsg, n int64) error {
+// addDict counts the n bytes of a dictionary batch against maxDicts.
+func (m *Reader) addDict(msg *message, n int64) error {
 	if m.dicts == nil {
 		m.dicts = map[int64]int64{}
 	}
@@ -733,133 +325,10 @@ func (m *Reader) addDict(msg *arrowMsg, n int64) error {
 	}
 	m.dictBytes += n - old
 	m.dicts[msg.dictID] = n
-	if m.dictBytes > maxArrowDicts {
-		return fmt.Errorf("dictionaries of more than %d bytes", int64(maxArrowDicts))
+	if m.dictBytes > maxDicts {
+		return fmt.Errorf("dictionaries of more than %d bytes", int64(maxDicts))
 	}
 	return nil
-}
-
-// decompress returns the buffers of the compressed batch msg with body,
-// decompressed into a new body, each 8-byte aligned, and where each is
-// (offset, length pairs). What the buffers claim is checked against
-// maxArrowBatch first, and each grows with the output really produced,
-// never beyond its claim.
-func (m *Reader) decompress(msg *arrowMsg, body []byte) (out []byte, bufs []int64, err error) {
-	var total int64
-	for i := range msg.bufs {
-		off, n := msg.buffer(i)
-		if n == 0 {
-			continue
-		}
-		if n < 8 {
-			return nil, nil, fmt.Errorf("compressed buffer %d of %d bytes, without its length", i, n)
-		}
-		size := int64(binary.LittleEndian.Uint64(body[off:]))
-		if size == -1 { // stored uncompressed
-			size = n - 8
-		}
-		if size < 0 || size > maxArrowBatch || total+size > maxArrowBatch {
-			return nil, nil, fmt.Errorf("compressed buffers of more than %d bytes (buffer %d claims %d)", int64(maxArrowBatch), i, size)
-		}
-		total += (size + 7) &^ 7
-	}
-	out = make([]byte, 0, min(total, 4*int64(len(body))+4096))
-	bufs = make([]int64, 2*msg.bufs)
-	for i := range msg.bufs {
-		off, n := msg.buffer(i)
-		start := len(out)
-		if n > 0 {
-			size := int64(binary.LittleEndian.Uint64(body[off:]))
-			src := body[off+8 : off+n]
-			if size == -1 {
-				out = append(out, src...)
-			} else {
-				r, err := m.decoder(msg.codec, src, int(size))
-				if err == nil {
-					out, err = saferio.ReadUpTo(out, r, start+int(size))
-				}
-				if err == nil && int64(len(out)-start) != size {
-					err = fmt.Errorf("%d bytes, not the %d it claims", len(out)-start, size)
-				}
-				if err != nil {
-					return nil, nil, fmt.Errorf("compressed buffer %d: %w", i, err)
-				}
-			}
-		}
-		bufs[2*i], bufs[2*i+1] = int64(start), int64(len(out)-start)
-		for len(out)%8 != 0 {
-			out = append(out, 0)
-		}
-	}
-	return out, bufs, nil
-}
-
-// uncompressedMessage writes the metadata of the batch msg anew, without
-// compression, its buffers at bufs (offset, length pairs) in a body of
-// bodyLen bytes. The message's custom metadata is left out (sitemapgen
-// does not read it).
-func uncompressedMessage(msg *arrowMsg, bufs []int64, bodyLen int) []byte {
-	b := flatbuffers.NewBuilder(256 + 16*(msg.nodes+msg.bufs) + 8*msg.nvar)
-	b.StartVector(16, msg.nodes, 8)
-	for i := msg.nodes - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(msg.f.i64(msg.nodeAt + 16*i + 8)) // null_count
-		b.PrependInt64(msg.f.i64(msg.nodeAt + 16*i))     // length
-	}
-	nodes := b.EndVector(msg.nodes)
-	b.StartVector(16, msg.bufs, 8)
-	for i := msg.bufs - 1; i >= 0; i-- {
-		b.Prep(8, 16)
-		b.PrependInt64(bufs[2*i+1]) // length
-		b.PrependInt64(bufs[2*i])   // offset
-	}
-	buffers := b.EndVector(msg.bufs)
-	var variadic flatbuffers.UOffsetT
-	if msg.nvar > 0 {
-		b.StartVector(8, msg.nvar, 8)
-		for i := msg.nvar - 1; i >= 0; i-- {
-			b.PrependInt64(msg.f.i64(msg.variadicAt + 8*i))
-		}
-		variadic = b.EndVector(msg.nvar)
-	}
-	b.StartObject(5) // RecordBatch
-	b.PrependInt64Slot(0, msg.rows, 0)
-	b.PrependUOffsetTSlot(1, nodes, 0)
-	b.PrependUOffsetTSlot(2, buffers, 0)
-	b.PrependUOffsetTSlot(4, variadic, 0)
-	hdr := b.EndObject()
-	if msg.typ == arrowDictMsg {
-		b.StartObject(3) // DictionaryBatch
-		b.PrependInt64Slot(0, msg.dictID, 0)
-		b.PrependUOffsetTSlot(1, hdr, 0)
-		b.PrependBoolSlot(2, msg.delta, false)
-		hdr = b.EndObject()
-	}
-	b.StartObject(5) // Message
-	b.PrependInt16Slot(0, int16(msg.version), 0)
-	b.PrependByteSlot(1, byte(msg.typ), 0)
-	b.PrependUOffsetTSlot(2, hdr, 0)
-	b.PrependInt64Slot(3, int64(bodyLen), 0)
-	b.Finish(b.EndObject())
-	return b.FinishedBytes()
-}
-
-func (m *Reader) decoder(codec int64, src []byte, size int) (io.Reader, error) {
-	if codec == arrowLZ4 {
-		if m.lz == nil {
-			m.lz = lz4.NewReader(nil)
-		}
-		m.lz.Reset(bytes.NewReader(src))
-		return m.lz, nil
-	}
-	if m.zs == nil {
-		zs, err := saferio.NewZstd(maxArrowBatch)
-		if err != nil {
-			return nil, err
-		}
-		m.zs = zs
-	}
-	return m.zs, saferio.ResetZstd(m.zs, src, size)
 }
 
 // Retain counts a reference to the reader (ipc.MessageReader).

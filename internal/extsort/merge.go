@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // cursor reads one sorted input of a merge: a spilled run, or the sorted
@@ -52,12 +54,11 @@ func (c *cursor) prefix() {
 
 func (c *cursor) entry() *Entry { return &c.e }
 
-// merger is a k-way merge of cursors: a binary min-heap by (key, the tie
-// order, input order).
-// The cursor last returned is advanced on the next call, so the entry it
-// returned stays valid until then.
+// merger is a k-way merge of cursors, a runs.Heap by (key, the tie order,
+// input order). The cursor last returned is advanced on the next call, so
+// the entry it returned stays valid until then.
 type merger struct {
-	h       []*cursor
+	h       *runs.Heap[*cursor]
 	pending *cursor
 	ties    TieOrder
 }
@@ -81,10 +82,11 @@ func (m *merger) less(a, b *cursor) bool {
 }
 
 func (m *merger) init(cs []*cursor) error {
+	var live []*cursor
 	for _, c := range cs {
 		switch err := c.advance(); err {
 		case nil:
-			m.h = append(m.h, c)
+			live = append(live, c)
 		case io.EOF:
 		default:
 			return err
@@ -92,9 +94,9 @@ func (m *merger) init(cs []*cursor) error {
 	}
 	// Every key lies between the least first key and the greatest last
 	// one, so it begins with their common prefix.
-	if len(m.h) > 0 {
-		lo, hi := m.h[0].e.Key(), m.h[0].last
-		for _, c := range m.h[1:] {
+	if len(live) > 0 {
+		lo, hi := live[0].e.Key(), live[0].last
+		for _, c := range live[1:] {
 			if bytes.Compare(c.e.Key(), lo) < 0 {
 				lo = c.e.Key()
 			}
@@ -106,14 +108,12 @@ func (m *merger) init(cs []*cursor) error {
 		for skip < min(len(lo), len(hi)) && lo[skip] == hi[skip] {
 			skip++
 		}
-		for _, c := range m.h {
+		for _, c := range live {
 			c.skip = skip
 			c.prefix()
 		}
 	}
-	for i := len(m.h)/2 - 1; i >= 0; i-- {
-		m.down(i)
-	}
+	m.h = runs.NewHeap(live, m.less)
 	return nil
 }
 
@@ -123,40 +123,16 @@ func (m *merger) next() (*cursor, error) {
 		m.pending = nil
 		switch err := c.advance(); err {
 		case nil:
-			m.down(0)
+			m.h.Fix()
 		case io.EOF:
-			last := len(m.h) - 1
-			m.h[0] = m.h[last]
-			m.h = m.h[:last]
-			if last > 0 {
-				m.down(0)
-			}
+			m.h.Pop()
 		default:
 			return nil, err
 		}
 	}
-	if len(m.h) == 0 {
+	if m.h.Len() == 0 {
 		return nil, io.EOF
 	}
-	m.pending = m.h[0]
-	return m.h[0], nil
-}
-
-func (m *merger) down(i int) {
-	h := m.h
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		j := l
-		if r := l + 1; r < len(h) && m.less(h[r], h[l]) {
-			j = r
-		}
-		if !m.less(h[j], h[i]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
+	m.pending = m.h.Top()
+	return m.pending, nil
 }

@@ -37,6 +37,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // Entry is one record: an encoded entry and what the cutter and the
@@ -159,10 +161,9 @@ type spilled struct {
 // cut waited 5.4 of 8.1 s at 10M rows.
 const buffers = 3
 
-// run is a spilled run: an open, usually unlinked, file.
+// run is a spilled run: an open, unlinked file.
 type run struct {
-	f     *os.File
-	name  string // set when f could not be unlinked while open
+	f     *runs.Temp
 	count int64
 	most  int
 	size  int64
@@ -437,14 +438,10 @@ func (s *Sorter) count(r *run) {
 // writeRun creates a temporary file in s's folder and fills it with fill's
 // records through w (a new writer if nil), which it returns for reuse.
 func (s *Sorter) writeRun(w *runWriter, fill func(*runWriter) error) (*run, *runWriter, error) {
-	f, err := os.CreateTemp(s.opt.Dir, "sitemapgen-sort-*.run")
+	f, err := runs.CreateTemp(s.opt.Dir, "sitemapgen-sort-*.run")
 	if err != nil {
 		return nil, w, fmt.Errorf("extsort: %w", err)
 	}
-	// Unlinked now, the space is freed when f is closed, even after a
-	// crash. Where an open file cannot be removed (Windows), Close
-	// removes it.
-	removed := os.Remove(f.Name()) == nil
 	r := &run{f: f}
 	cw := &countWriter{w: f}
 	if w == nil {
@@ -461,13 +458,7 @@ func (s *Sorter) writeRun(w *runWriter, fill func(*runWriter) error) (*run, *run
 	}
 	if err != nil {
 		f.Close()
-		if !removed {
-			os.Remove(f.Name())
-		}
 		return nil, w, fmt.Errorf("extsort: spilling a run: %w", err)
-	}
-	if !removed {
-		r.name = f.Name()
 	}
 	r.count, r.most, r.size = w.count, w.most, cw.n
 	r.last = bytes.Clone(w.last)
@@ -476,9 +467,6 @@ func (s *Sorter) writeRun(w *runWriter, fill func(*runWriter) error) (*run, *run
 
 func (s *Sorter) closeRun(r *run) {
 	r.f.Close()
-	if r.name != "" {
-		os.Remove(r.name)
-	}
 	s.disk -= r.size
 }
 

@@ -114,8 +114,8 @@ func TestScale(t *testing.T) {
 		disk += size
 	}
 	c.join.stop()
-	runs := len(c.join.runs)
-	disk += c.join.size + int64(len(c.join.buf))*int64(joinSize[kindNeed])
+	runs, size := c.join.spilled()
+	disk += size + int64(len(c.join.buf))*int64(joinSize[kindNeed])
 	var problems int
 	counts, err := c.Finish(func(p *Problem) error {
 		problems++

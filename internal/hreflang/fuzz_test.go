@@ -5,22 +5,25 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"slices"
 	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // runOf returns a sorter whose only run is data, as if spilled.
 func runOf[T any](t testing.TB, data []byte, cmp func(a, b T) int, put func([]byte, T) []byte, get func(*bufio.Reader) (T, error)) *sorter[T] {
-	f, err := os.CreateTemp(t.TempDir(), "run")
+	f, err := runs.CreateTemp(t.TempDir(), "run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Write(data); err != nil {
+	out := runs.NewAppender(f)
+	if _, err := out.Write(data); err != nil {
 		t.Fatal(err)
 	}
+	out.EndRun()
 	s := newSorter(t.TempDir(), "fuzz", 16, cmp, put, get)
-	s.f, s.size, s.runs = f, int64(len(data)), []segment{{0, int64(len(data))}}
+	s.f, s.out = f, out
 	t.Cleanup(s.close)
 	return s
 }
@@ -149,16 +152,17 @@ func TestCorruptSpill(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := c.join.stop(); err != nil || len(c.join.runs) < 3 {
-			t.Fatalf("want several runs: %d, %v", len(c.join.runs), err)
+		err := c.join.stop()
+		if n, _ := c.join.spilled(); err != nil || n < 3 {
+			t.Fatalf("want several runs: %d, %v", n, err)
 		}
 		switch damage {
 		case "truncate":
-			c.join.f.Truncate(c.join.size - 5)
+			c.join.f.Truncate(c.join.out.Size() - 5)
 		case "kind":
-			c.join.f.WriteAt([]byte{0xff}, c.join.runs[1].off)
+			c.join.f.WriteAt([]byte{0xff}, c.join.out.Runs()[1].Off)
 		}
-		_, err := c.Finish(func(*Problem) error { return nil })
+		_, err = c.Finish(func(*Problem) error { return nil })
 		if err == nil {
 			t.Errorf("%s: Finish found no error", damage)
 		}

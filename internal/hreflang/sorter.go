@@ -5,17 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
 )
 
 // A sorter is an external sort of fixed-layout records in bounded memory:
 // records collect in a buffer of at most runLen; a full buffer is handed
 // to a background goroutine that sorts it and appends it as a run to one
-// unlinked temporary file, while the caller fills a second buffer (so
-// memory is two buffers). merge then reads every run back (one 16 KiB
-// buffer each) with the unspilled rest and yields all records in order.
+// unlinked temporary file (runs.Temp), while the caller fills a second
+// buffer (so memory is two buffers). merge then reads every run back (one
+// 16 KiB buffer each) with the unspilled rest and yields all records in
+// order through a runs.Heap.
 type sorter[T any] struct {
 	cmp    func(a, b T) int
 	put    func(dst []byte, r T) []byte
@@ -33,14 +35,10 @@ type sorter[T any] struct {
 	// Owned by the spiller until stop returns, except err (guarded by mu).
 	mu    sync.Mutex
 	err   error
-	f     *os.File
-	size  int64
-	runs  []segment
+	f     *runs.Temp
+	out   *runs.Appender
 	spill []byte // the spiller's encoding buffer
 }
-
-// segment is one sorted run: bytes [off, off+n) of the file.
-type segment struct{ off, n int64 }
 
 func newSorter[T any](dir, name string, runLen int, cmp func(a, b T) int, put func([]byte, T) []byte,
 	get func(*bufio.Reader) (T, error)) *sorter[T] {
@@ -104,14 +102,12 @@ func (s *sorter[T]) write(b []T) error {
 		return nil
 	}
 	if s.f == nil {
-		f, err := os.CreateTemp(s.dir, "sitemapgen-hreflang-*.run")
+		f, err := runs.CreateTemp(s.dir, "sitemapgen-hreflang-*.run")
 		if err != nil {
 			return fmt.Errorf("hreflang check: %w", err)
 		}
-		os.Remove(f.Name()) // unlinked: the space is freed when f is closed, even after a crash
-		s.f = f
+		s.f, s.out = f, runs.NewAppender(f)
 	}
-	start := s.size
 	w := s.spill[:0]
 	for _, r := range b {
 		w = s.put(w, r)
@@ -126,16 +122,23 @@ func (s *sorter[T]) write(b []T) error {
 		return err
 	}
 	s.spill = w[:0]
-	s.runs = append(s.runs, segment{start, s.size - start})
+	s.out.EndRun()
 	return nil
 }
 
 func (s *sorter[T]) flush(w []byte) error {
-	if _, err := s.f.WriteAt(w, s.size); err != nil {
+	if _, err := s.out.Write(w); err != nil {
 		return fmt.Errorf("hreflang check: %w", err)
 	}
-	s.size += int64(len(w))
 	return nil
+}
+
+// spilled reports the runs written and their bytes.
+func (s *sorter[T]) spilled() (n int, size int64) {
+	if s.out == nil {
+		return 0, 0
+	}
+	return len(s.out.Runs()), s.out.Size()
 }
 
 // stop waits for the spiller and returns its error.
@@ -157,7 +160,7 @@ func (s *sorter[T]) close() {
 		s.f.Close()
 		s.f = nil
 	}
-	s.buf, s.runs, s.spill = nil, nil, nil
+	s.buf, s.out, s.spill = nil, nil, nil
 }
 
 // cursor reads one sorted run, or the in-memory rest.
@@ -209,43 +212,23 @@ func (s *sorter[T]) merge(fn func(T) error) error {
 	}
 	slices.SortFunc(s.buf, s.cmp)
 	cs := []*cursor[T]{{mem: s.buf, label: "memory"}}
-	for i, g := range s.runs {
-		cs = append(cs, &cursor[T]{r: bufio.NewReaderSize(io.NewSectionReader(s.f, g.off, g.n), 16<<10),
-			label: fmt.Sprintf("run %d", i+1)})
+	if s.out != nil {
+		for i, g := range s.out.Runs() {
+			cs = append(cs, &cursor[T]{r: bufio.NewReaderSize(s.out.Open(g), 16<<10), label: fmt.Sprintf("run %d", i+1)})
+		}
 	}
-	h := cs[:0]
+	live := cs[:0]
 	for _, c := range cs {
 		if err := s.next(c); err != nil {
 			return err
 		}
 		if !c.done {
-			h = append(h, c)
+			live = append(live, c)
 		}
 	}
-	// A binary min-heap of cursors by their current record.
-	less := func(i, j int) bool { return s.cmp(h[i].cur, h[j].cur) < 0 }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(h) && less(r, l) {
-				m = r
-			}
-			if !less(m, i) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for len(h) > 0 {
-		c := h[0]
+	h := runs.NewHeap(live, func(a, b *cursor[T]) bool { return s.cmp(a.cur, b.cur) < 0 })
+	for h.Len() > 0 {
+		c := h.Top()
 		if err := fn(c.cur); err != nil {
 			return err
 		}
@@ -253,10 +236,10 @@ func (s *sorter[T]) merge(fn func(T) error) error {
 			return err
 		}
 		if c.done {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
+			h.Pop()
+		} else {
+			h.Fix()
 		}
-		down(0)
 	}
 	return nil
 }

@@ -61,24 +61,12 @@ func (e *logEntry) read(r *bufio.Reader) error {
 	}
 	e.ref = ref
 	e.buf, e.at = e.buf[:0], e.at[:0]
-	if err := e.text(r); err != nil {
+	if err := readTexts(r, e.text); err != nil {
 		return err
-	}
-	n, err := binary.ReadUvarint(r)
-	if err != nil {
-		return corruptLog(err)
-	}
-	if n > maxLinks {
-		return errLogCorrupt
-	}
-	for range 2 * n {
-		if err := e.text(r); err != nil {
-			return err
-		}
 	}
 	e.loc = e.buf[e.at[0]:e.at[1]]
 	e.links = e.links[:0]
-	for i := range int(n) {
+	for i := range (len(e.at) - 2) / 2 { // the loc, then two texts a link
 		j := 1 + 2*i
 		e.links = append(e.links, Link{Hreflang: e.buf[e.at[j]:e.at[j+1]], Href: e.buf[e.at[j+1]:e.at[j+2]]})
 	}
@@ -126,7 +114,13 @@ func skipLogEntry(r *bufio.Reader) error {
 		}
 		return corruptLog(err)
 	}
-	if err := skipText(r); err != nil {
+	return readTexts(r, skipText)
+}
+
+// readTexts reads an entry's texts with text: its loc, the count of its
+// links, and their hreflang and href.
+func readTexts(r *bufio.Reader, text func(*bufio.Reader) error) error {
+	if err := text(r); err != nil {
 		return err
 	}
 	n, err := binary.ReadUvarint(r)
@@ -137,7 +131,7 @@ func skipLogEntry(r *bufio.Reader) error {
 		return errLogCorrupt
 	}
 	for range 2 * n {
-		if err := skipText(r); err != nil {
+		if err := text(r); err != nil {
 			return err
 		}
 	}

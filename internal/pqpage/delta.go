@@ -5,10 +5,10 @@ import (
 	"errors"
 )
 
-// Delta decodes DELTA_BINARY_PACKED values one at a time. Like hybrid, it
+// delta decodes DELTA_BINARY_PACKED values one at a time. Like hybrid, it
 // yields no more values than the stream's header says and the caller asks
 // for, and each step reads input or fails.
-type Delta struct {
+type delta struct {
 	src       []byte
 	total     int   // values left
 	prev      int64 // the last value
@@ -28,8 +28,8 @@ type Delta struct {
 var errDelta = errors.New("bad DELTA_BINARY_PACKED values")
 
 // reset starts on src; it reports the values in the stream.
-func (d *Delta) reset(src []byte) (int, error) {
-	*d = Delta{src: src}
+func (d *delta) reset(src []byte) (int, error) {
+	*d = delta{src: src}
 	blockSize, err := d.uvarint()
 	if err != nil {
 		return 0, err
@@ -56,7 +56,7 @@ func (d *Delta) reset(src []byte) (int, error) {
 	return d.total, nil
 }
 
-func (d *Delta) uvarint() (uint64, error) {
+func (d *delta) uvarint() (uint64, error) {
 	v, n := binary.Uvarint(d.src)
 	if n <= 0 {
 		return 0, errDelta
@@ -66,7 +66,7 @@ func (d *Delta) uvarint() (uint64, error) {
 }
 
 // Next returns the Next value.
-func (d *Delta) Next() (int64, error) {
+func (d *delta) Next() (int64, error) {
 	if d.total == 0 {
 		return 0, errors.New("page has fewer values than rows")
 	}
@@ -111,7 +111,7 @@ func (d *Delta) Next() (int64, error) {
 }
 
 // nextMini moves to the next miniblock, reading a block header when needed.
-func (d *Delta) nextMini() error {
+func (d *delta) nextMini() error {
 	if d.mini == d.minis {
 		md, n := binary.Varint(d.src)
 		if n <= 0 || len(d.src)-n < d.minis {
@@ -134,7 +134,7 @@ func (d *Delta) nextMini() error {
 // skipDelta returns what follows the DELTA_BINARY_PACKED stream at the
 // start of src, reading its headers only.
 func skipDelta(src []byte) ([]byte, error) {
-	var d Delta
+	var d delta
 	total, err := d.reset(src)
 	if err != nil {
 		return nil, err

@@ -6,11 +6,11 @@ import (
 	"math/bits"
 )
 
-// Hybrid decodes Parquet's RLE / bit-packed hybrid encoding of values of
+// hybrid decodes Parquet's RLE / bit-packed hybrid encoding of values of
 // width bits, a block at a time. Each call consumes input or fails, so it
 // ends; how many values it yields is bounded by what the caller asks for,
 // never by what a run header claims.
-type Hybrid struct {
+type hybrid struct {
 	src    []byte
 	width  int
 	run    int    // values left in the current RLE run
@@ -19,12 +19,12 @@ type Hybrid struct {
 	bitPos int    // bit offset of the next packed value in src
 }
 
-func (h *Hybrid) reset(src []byte, width int) {
-	*h = Hybrid{src: src, width: width}
+func (h *hybrid) reset(src []byte, width int) {
+	*h = hybrid{src: src, width: width}
 }
 
 // Read fills dst with the next len(dst) values.
-func (h *Hybrid) Read(dst []uint32) error {
+func (h *hybrid) Read(dst []uint32) error {
 	for i := 0; i < len(dst); {
 		switch {
 		case h.run > 0:

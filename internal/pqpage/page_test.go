@@ -2,9 +2,11 @@ package pqpage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +61,7 @@ func readAll(t *testing.T, r *Reader) (vals []string, pages int) {
 			t.Fatal(err)
 		}
 		pages++
-		for range pg.N {
+		for range pg.Left() {
 			v, err := r.Value(&pg)
 			if err != nil {
 				t.Fatal(err)
@@ -192,5 +194,56 @@ func TestCloseStopsReading(t *testing.T) {
 	r.Close() // twice: no buffer given back twice
 	if r.pooled || r.raw != nil {
 		t.Fatal("a second Close gave the buffers back again")
+	}
+}
+
+// TestPageBounds: the page's own methods check what they read against it:
+// a block beyond the page, a value longer than the page, fewer values than
+// rows are errors, and what was taken before stays taken.
+func TestPageBounds(t *testing.T) {
+	plain := func(vals ...string) []byte {
+		var b []byte
+		for _, v := range vals {
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+			b = append(b, v...)
+		}
+		return b
+	}
+	for _, tt := range []struct {
+		name string
+		vals []byte
+		n, k int
+		want []string
+		err  string
+	}{
+		{"whole", plain("ab", "", "cde"), 3, 5, []string{"ab", "", "cde"}, ""},
+		{"k rows", plain("ab", "", "cde"), 3, 2, []string{"ab", ""}, ""},
+		{"longer than the page", append(plain("ab"), 9, 0, 0, 0, 'x'), 2, 2, []string{"ab"}, "value longer than its page"},
+		{"fewer values than rows", plain("ab"), 2, 2, []string{"ab"}, "fewer values than rows"},
+	} {
+		pg := Page{n: tt.n, vals: tt.vals, enc: encPlain, str: true}
+		buf, ends, err := pg.AppendStrings([]byte("head"), nil, tt.k, -1)
+		var got []string
+		start := uint32(len("head"))
+		for _, e := range ends {
+			got = append(got, string(buf[start:e]))
+			start = e
+		}
+		if !slices.Equal(got, tt.want) || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%s: %q, %v; want %q, %q", tt.name, got, err, tt.want, tt.err)
+		}
+		if pg.Left() != tt.n-len(tt.want) {
+			t.Errorf("%s: %d left, want %d", tt.name, pg.Left(), tt.n-len(tt.want))
+		}
+	}
+	pg := Page{n: 3, vals: plain("a", "b", "c"), enc: encPlain, str: true}
+	if buf, ends, _ := pg.AppendStrings(nil, nil, 3, 1); len(ends) != 1 || string(buf) != "a" {
+		t.Errorf("budget 1: %q, %d values; want one", buf, len(ends))
+	}
+	if _, err := pg.Block(nil, make([]uint32, 3), nil, 0); err == nil || pg.Left() != 2 {
+		t.Errorf("a block of 3 with 2 left: %v, %d left", err, pg.Left())
+	}
+	if k, err := pg.Block(nil, make([]uint32, 2), nil, 0); err != nil || k != 2 || pg.Left() != 0 {
+		t.Errorf("a block of 2 with 2 left: %d, %v, %d left", k, err, pg.Left())
 	}
 }

@@ -1,6 +1,6 @@
-// Package s3client builds the S3 client the sink and the s3:// inputs share:
-// the SDK's default configuration chain and its standard retryer without a
-// client-side retry quota.
+// Package s3client holds what the sink and the s3:// inputs share of S3: the
+// client (the SDK's default configuration chain and its standard retryer
+// without a client-side retry quota) and the explainer of its errors.
 package s3client
 
 import (

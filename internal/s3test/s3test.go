@@ -118,6 +118,37 @@ func Put(t testing.TB, c *s3.Client, bucket, key string, data []byte) {
 	}
 }
 
+// ExportKeys are the keys of the layouts exports leave below one bucket: a
+// Spark export (spark/) with its _SUCCESS, Hive folders, hidden files and a
+// CSV among the Parquet and Arrow parts, one without _SUCCESS (nosuccess/),
+// a Delta table (delta/), a lone CSV (one/). PutExport writes them.
+var ExportKeys = []string{
+	"spark/_SUCCESS",
+	"spark/part-00001-c000.snappy.parquet",
+	"spark/part-00000-c000.snappy.parquet",
+	"spark/date=2024-01-02/part-00000.parquet",
+	"spark/date=2024-01-01/part-00000.parquet",
+	"spark/date=2024-01-01/.part-00000.parquet.crc",
+	"spark/_temporary/0/part-00009.parquet",
+	"spark/.hidden/x.parquet",
+	"spark/urls.csv",
+	"spark/b.arrow",
+	"nosuccess/data_0_0_0.snappy.parquet",
+	"delta/_delta_log/00000000000000000000.json",
+	"delta/part-00000.parquet",
+	"one/file.csv",
+}
+
+// PutExport writes ExportKeys into bucket, each holding "x" and its key,
+// and an empty spark/empty-folder/ (a console's "folder").
+func PutExport(t testing.TB, c *s3.Client, bucket string) {
+	t.Helper()
+	for _, k := range ExportKeys {
+		Put(t, c, bucket, k, []byte("x"+k))
+	}
+	Put(t, c, bucket, "spark/empty-folder/", nil)
+}
+
 // Get downloads one object.
 func Get(t testing.TB, c *s3.Client, bucket, key string) Object {
 	t.Helper()

@@ -29,13 +29,13 @@ func Probe(ctx context.Context, files []File, stdin io.Reader, opt Options) (ns 
 	for i := range files {
 		f := &files[i]
 		var rec *recorder
-		if f.format.Open == nil && !f.Regular {
-			raw, closeRaw, err := openWaiting(ctx, f.Path, stdin)
+		if f.format.OpenAt == nil && !f.Regular {
+			raw, err := openWaiting(ctx, f, stdin)
 			if err != nil {
 				return 0, err
 			}
 			rec = &recorder{r: raw}
-			f.held = &heldInput{r: rec, close: closeRaw}
+			f.held = &heldInput{r: rec, c: raw}
 		}
 		held := f.held
 		src, err := Open(f, stdin, opt)
@@ -43,7 +43,7 @@ func Probe(ctx context.Context, files []File, stdin io.Reader, opt Options) (ns 
 		if err != nil {
 			return 0, err
 		}
-		if f.format.Open == nil {
+		if f.format.OpenAt == nil {
 			var b Batch
 			src.Fill(&b, probeBytes) // errors come again, in place, from the real read
 		}
@@ -63,7 +63,7 @@ func Probe(ctx context.Context, files []File, stdin io.Reader, opt Options) (ns 
 func Release(files []File) {
 	for i := range files {
 		if h := files[i].held; h != nil {
-			h.close()
+			h.Close()
 			files[i].held = nil
 		}
 	}
@@ -72,9 +72,12 @@ func Release(files []File) {
 // heldInput is an input that can be read only once, opened by the probe and
 // handed to the read: r replays what the probe read, then goes on.
 type heldInput struct {
-	r     io.Reader
-	close func() error
+	r io.Reader
+	c io.Closer
 }
+
+func (h *heldInput) Read(p []byte) (int, error) { return h.r.Read(p) }
+func (h *heldInput) Close() error               { return h.c.Close() }
 
 // recorder keeps what is read through it, so it can be read again.
 type recorder struct {

@@ -42,16 +42,15 @@ const DefaultChunk = 512 << 10
 const MaxBatchRows = 64 << 10
 
 // Format is a kind of input file, registered by the package that reads it.
-// A format read by position (Parquet, Arrow IPC) has Open; the stream format
-// (CSV, the default for names no other format claims) has NewStream.
+// A format read by position (Parquet, Arrow IPC) has OpenAt; the stream
+// format (CSV, the default for names no other format claims) has NewStream.
 type Format struct {
 	Name string   // for messages: "Parquet"
 	Ext  []string // lower-case file name suffixes that select it: ".parquet"
 
-	// Open opens the regular file path.
-	Open func(path string, opt Options) (Source, error)
-	// OpenAt reads the input of size bytes in r, named name: an object in a
-	// store, whose r may be a Prefetcher. Closing r is the caller's job.
+	// OpenAt reads the input of size bytes in r, named name: a local file,
+	// or an object in a store, whose r may be a Prefetcher. Closing r is
+	// the caller's job.
 	OpenAt func(r io.ReaderAt, size int64, name string, opt Options) (Source, error)
 	// NewStream reads the input r, named name (gzip already unwrapped);
 	// closing it is the caller's job.
@@ -66,14 +65,14 @@ var (
 
 // Register makes a format known to Open and Expand. It is called from the
 // init function of the package that reads the format; a second stream
-// format, or a format with neither Open nor NewStream, panics.
+// format, or a format with neither OpenAt nor NewStream, panics.
 func Register(f Format) {
 	formatsMu.Lock()
 	defer formatsMu.Unlock()
 	switch {
 	case f.NewStream != nil && stream == nil:
 		stream = &f
-	case f.Open != nil && f.NewStream == nil:
+	case f.OpenAt != nil && f.NewStream == nil:
 		formats = append(formats, &f)
 	default:
 		panic("input: bad Register of format " + f.Name)

@@ -14,12 +14,12 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
-// arrowList reads a list extension column of an Arrow input (images:
+// listColumn reads a list extension column of an Arrow input (images:
 // list<string>; alternates, videos: list<struct<…>>; also large_list; see
 // columnar.IsListKind). It walks the record batch's arrays in place, through the list
 // offsets and the struct's child arrays, and packs each row's list into
 // Batch.Buf (the record batch does not outlive the next one).
-type arrowList struct {
+type listColumn struct {
 	kind   encode.ExtKind
 	fields []arrowListField // the struct fields sitemapgen knows; none for images
 
@@ -34,22 +34,17 @@ type arrowListField struct {
 
 // addList maps field i of the schema, f, named like the list column x.
 func (ar *Reader) addList(x encode.ExtColumn, i int, f arrow.Field) error {
-	al, err := newArrowList(x.Kind, f)
+	al, err := newListColumn(x.Kind, f)
 	if err != nil {
 		return err
 	}
-	for len(ar.lists) < len(ar.ext) {
-		ar.lists = append(ar.lists, nil)
-	}
-	ar.ext = append(ar.ext, x)
+	ar.lists = columnar.AddList(&ar.fill, ar.lists, x, al)
 	ar.extCols = append(ar.extCols, i)
-	ar.extSpans = append(ar.extSpans, nil)
-	ar.lists = append(ar.lists, al)
 	return nil
 }
 
 // list returns the list reader of extension column x, or nil.
-func (ar *Reader) list(x int) *arrowList {
+func (ar *Reader) list(x int) *listColumn {
 	if x < len(ar.lists) {
 		return ar.lists[x]
 	}
@@ -67,7 +62,7 @@ func arrowListElem(t arrow.DataType) (arrow.DataType, bool) {
 	return nil, false
 }
 
-func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
+func newListColumn(k encode.ExtKind, f arrow.Field) (*listColumn, error) {
 	typeErr := func(what string) error {
 		return fmt.Errorf("column %q: %w %s; want %s", f.Name, input.ErrColumnType, what, columnar.ListShape(k))
 	}
@@ -75,9 +70,9 @@ func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
 	if !ok {
 		return nil, typeErr(f.Type.String() + " (not a list)")
 	}
-	al := &arrowList{kind: k}
+	al := &listColumn{kind: k}
 	if k == encode.ExtImageList {
-		if checkArrowType(input.Changefreq, arrow.Field{Name: f.Name, Type: elem}) != nil {
+		if checkType(input.Changefreq, arrow.Field{Name: f.Name, Type: elem}) != nil {
 			return nil, typeErr(f.Type.String())
 		}
 		return al, nil
@@ -96,10 +91,10 @@ func newArrowList(k encode.ExtKind, f arrow.Field) (*arrowList, error) {
 		af := arrowListField{idx: i, tag: tag}
 		if e, isList := arrowListElem(sf.Type); isList && like == encode.ExtVideoTag {
 			af.list = true
-			if checkArrowType(input.Changefreq, arrow.Field{Name: sf.Name, Type: e}) != nil {
+			if checkType(input.Changefreq, arrow.Field{Name: sf.Name, Type: e}) != nil {
 				return nil, fmt.Errorf("column %q, field %q: %w %s; want a string or a list of strings", f.Name, sf.Name, input.ErrColumnType, sf.Type)
 			}
-		} else if err := checkArrowExtType(like, arrow.Field{Name: sf.Name, Type: sf.Type}); err != nil {
+		} else if err := checkExtType(like, arrow.Field{Name: sf.Name, Type: sf.Type}); err != nil {
 			return nil, fmt.Errorf("column %q, field %q: %w %s", f.Name, sf.Name, input.ErrColumnType, sf.Type)
 		}
 		al.fields = append(al.fields, af)
@@ -114,13 +109,13 @@ var errListOffsets = errors.New("list offsets out of range")
 
 // take appends rows from..from+n of the list array arr to buf, packed,
 // and their spans to spans.
-func (al *arrowList) take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n int) ([]byte, []columnar.Span, error) {
+func (al *listColumn) take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n int) ([]byte, []columnar.Span, error) {
 	ll, ok := arr.(array.ListLike)
 	if !ok {
 		return buf, spans, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 	}
 	if ll.Len() < from+n {
-		return buf, spans, errArrowLength
+		return buf, spans, errLength
 	}
 	vals := ll.ListValues()
 	var st *array.Struct
@@ -132,7 +127,7 @@ func (al *arrowList) take(buf []byte, spans []columnar.Span, arr arrow.Array, fr
 		for _, f := range al.fields {
 			fa := st.Field(f.idx)
 			if fa.Len() < st.Len() {
-				return buf, spans, errArrowLength
+				return buf, spans, errLength
 			}
 			if _, ok := fa.(array.ListLike); f.list && !ok {
 				return buf, spans, fmt.Errorf("%w %s", input.ErrColumnType, fa.DataType())
@@ -209,7 +204,7 @@ func appendArrowField(buf []byte, arr arrow.Array, j int, tag byte) ([]byte, err
 	return encode.ClosePacked(buf, at), err
 }
 
-// appendArrowValue appends value j of arr as text, like takeArrow, one
+// appendArrowValue appends value j of arr as text, like take, one
 // value at a time and without allocating.
 func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error) {
 	switch a := arr.(type) {

@@ -38,7 +38,7 @@ func TestArrowListAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}); a != 0 {
-			t.Errorf("%s: %v allocations per batch of %d rows; want 0", fmt.Sprint(ar.ext[x]), a, len(rows))
+			t.Errorf("%s: %v allocations per batch of %d rows; want 0", fmt.Sprint(ar.fill.Ext[x]), a, len(rows))
 		}
 		if len(spans) != len(rows) {
 			t.Fatalf("%d spans", len(spans))

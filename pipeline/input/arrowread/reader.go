@@ -36,7 +36,7 @@ import (
 // without one, so read in --lastmod-tz, when it has none); priority is a
 // float32, float64, decimal128 or a string. A null is an absent field. The
 // list extension columns images, alternates and videos are list or
-// large_list columns (arrowList).
+// large_list columns (listColumn).
 //
 // arrow-go decodes the messages, which sitemapgen reads and checks first
 // (arrowmsg.Reader): nothing a corrupt input claims (lengths, counts,
@@ -46,43 +46,28 @@ import (
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type Reader struct {
-	name  string
-	file  *os.File
-	sr    *ipc.Reader // over arrowMessages: the file or the stream format
-	next  int         // next record batch
-	rec   arrow.RecordBatch
-	pos   int // next row of rec
-	cols  [input.NumColumns]int
-	rows  int64
-	err   error
-	spans [input.NumColumns][]columnar.Span
+	name string
+	file *os.File
+	sr   *ipc.Reader // over arrowMessages: the file or the stream format
+	next int         // next record batch
+	rec  arrow.RecordBatch
+	pos  int // next row of rec
+	cols [input.NumColumns]int
+	fill columnar.Filler // its Ext are the extension columns (see encode.ParseExtColumn)
 
-	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []int              // their field indexes
-	extSpans [][]columnar.Span
-	lists    []*arrowList // list columns (images, alternates, videos) by extension index; see arrowList
+	extCols []int         // their field indexes
+	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetch func() // nil, or the prefetch the first Fill starts
 }
 
 // Open opens the Arrow IPC file or stream name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	ar, f, err := columnar.OpenFile(name, opt, NewReader)
+	if err == nil {
+		ar.file = f
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	ar, err := NewReader(f, fi.Size(), name, opt)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	ar.file = f
-	return ar, nil
+	return ar, err
 }
 
 // NewReader reads the Arrow IPC input of size bytes in r, an input
@@ -96,6 +81,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 		}
 	}()
 	ar = &Reader{name: source}
+	ar.fill.Name, ar.fill.Take, ar.fill.Where = source, ar.take, ar.where
 	if pf, ok := r.(input.Prefetcher); ok {
 		// An object in a store: every record batch carries every column,
 		// so the first Fill prefetches the whole object, front to back, a
@@ -126,66 +112,37 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 	for i, f := range fields {
 		have[i] = f.Name
 	}
-	m, merr := opt.Map(have)
-	if errors.Is(merr, input.ErrDuplicateColumn) {
-		ar.Close()
-		return nil, fmt.Errorf("%s: %w", source, merr)
-	}
-	for c := range input.NumColumns {
+	for c := range ar.cols {
 		ar.cols[c] = -1
-		i := m.Index[c]
-		if i < 0 {
-			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
-				ar.Close()
-				return nil, fmt.Errorf("%s: %w", source, merr)
-			}
-			continue
-		}
-		if err := checkArrowType(c, fields[i]); err != nil {
-			ar.Close()
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		ar.cols[c] = i
 	}
-	// Extension columns: the other fields named like one.
-next:
-	for i, f := range fields {
-		for _, c := range ar.cols {
-			if c == i {
-				continue next
-			}
-		}
-		x, ok := encode.ParseExtColumn(f.Name)
-		if !ok {
-			continue
-		}
-		if columnar.IsListKind(x.Kind) {
-			if err := ar.addList(x, i, f); err != nil {
-				ar.Close()
-				return nil, fmt.Errorf("%s: %w", source, err)
-			}
-			continue
-		}
-		if err := checkArrowExtType(x.Kind, f); err != nil {
-			ar.Close()
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		ar.ext = append(ar.ext, x)
-		ar.extCols = append(ar.extCols, i)
-		ar.extSpans = append(ar.extSpans, nil)
+	err = columnar.Map(have, opt, columnar.Opener{
+		Core: func(c input.Column, i int) error {
+			ar.cols[c], ar.fill.Core[c] = i, true
+			return checkType(c, fields[i])
+		},
+		Ext: func(x encode.ExtColumn, i int) error {
+			ar.fill.AddExt(x)
+			ar.extCols = append(ar.extCols, i)
+			return checkExtType(x.Kind, fields[i])
+		},
+		List: func(x encode.ExtColumn, i int) error { return ar.addList(x, i, fields[i]) },
+	})
+	if err != nil {
+		ar.Close()
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return ar, nil
 }
 
 // Extensions returns the extension columns of the input.
-func (ar *Reader) Extensions() []encode.ExtColumn { return ar.ext }
+func (ar *Reader) Extensions() []encode.ExtColumn { return ar.fill.Ext }
 
-// checkArrowExtType reports whether field f can be read as an extension
+// checkExtType reports whether field f can be read as an extension
 // column of kind k: as the core field columnar.ExtLike(k) can, or as an integer
 // (video:duration, video:view_count) or a boolean (mobile and the yes/no
 // video elements).
-func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
-	err := checkArrowType(columnar.ExtLike(k), f)
+func checkExtType(k encode.ExtKind, f arrow.Field) error {
+	err := checkType(columnar.ExtLike(k), f)
 	if err == nil {
 		return nil
 	}
@@ -202,8 +159,8 @@ func checkArrowExtType(k encode.ExtKind, f arrow.Field) error {
 	return err
 }
 
-// checkArrowType reports whether field f can be read as field c.
-func checkArrowType(c input.Column, f arrow.Field) error {
+// checkType reports whether field f can be read as field c.
+func checkType(c input.Column, f arrow.Field) error {
 	t := f.Type
 	if d, ok := t.(*arrow.DictionaryType); ok {
 		t = d.ValueType
@@ -236,7 +193,7 @@ func checkArrowType(c input.Column, f arrow.Field) error {
 }
 
 // Rows reports the rows handed out so far.
-func (ar *Reader) Rows() int64 { return ar.rows }
+func (ar *Reader) Rows() int64 { return ar.fill.Rows() }
 
 // Close releases the input.
 func (ar *Reader) Close() error {
@@ -277,104 +234,67 @@ func (ar *Reader) nextRecord() error {
 // io.EOF when the input is exhausted and it added no rows; errors name the
 // file and record batch, wrap input.ErrCorrupt, and are sticky. A panic of the
 // Arrow library on a corrupt input is returned as such an error.
-func (ar *Reader) Fill(b *input.Batch, chunk int) (err error) {
-	if ar.err != nil {
-		return ar.err
-	}
-	if chunk <= 0 {
-		chunk = input.DefaultChunk
-	}
+func (ar *Reader) Fill(b *input.Batch, chunk int) error {
 	if ar.prefetch != nil {
 		ar.prefetch()
 		ar.prefetch = nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: record batch %d: %w: %v", ar.name, ar.next-1, input.ErrCorrupt, p)
+	return ar.fill.Fill(b, chunk)
+}
+
+// where names the record batch being read, for a panic.
+func (ar *Reader) where() string { return fmt.Sprintf("record batch %d", ar.next-1) }
+
+// take is the Filler's Take: the next rows of the current record batch, at
+// most max, after moving on to the next one when it is done.
+func (ar *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+	if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
+		if err := ar.nextRecord(); err != nil {
+			return buf, 0, err
 		}
-		if err != nil && err != io.EOF {
-			ar.err = err
-		}
-	}()
-	b.Source = ar.name
-	budget := len(b.Buf) + chunk
-	for c := range ar.spans {
-		ar.spans[c] = ar.spans[c][:0]
 	}
-	for x := range ar.extSpans {
-		ar.extSpans[x] = ar.extSpans[x][:0]
+	f := &ar.fill
+	want := min(int(ar.rec.NumRows())-ar.pos, max)
+	var n int
+	var err error
+	buf, f.Spans[input.Loc], n, err = take(buf, f.Spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+	if err != nil {
+		return buf, 0, ar.colErr(input.Loc, err)
 	}
-	total := 0
-	for len(b.Buf) < budget && total < input.MaxBatchRows {
-		if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
-			if err := ar.nextRecord(); err != nil {
-				if err == io.EOF {
-					break
-				}
-				return err
-			}
+	for c := input.Loc + 1; c < input.NumColumns; c++ {
+		if ar.cols[c] < 0 {
+			continue
 		}
-		want := min(int(ar.rec.NumRows())-ar.pos, input.MaxBatchRows-total)
-		var n int
-		b.Buf, ar.spans[input.Loc], n, err = takeArrow(b.Buf, ar.spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+		if buf, f.Spans[c], _, err = take(buf, f.Spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1); err != nil {
+			return buf, 0, ar.colErr(c, err)
+		}
+	}
+	for x, fi := range ar.extCols {
+		if l := ar.list(x); l != nil {
+			buf, f.ExtSpans[x], err = l.take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n)
+		} else {
+			buf, f.ExtSpans[x], _, err = take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+		}
 		if err != nil {
-			return ar.colErr(input.Loc, err)
-		}
-		for c := input.Loc + 1; c < input.NumColumns; c++ {
-			if ar.cols[c] < 0 {
-				continue
-			}
-			b.Buf, ar.spans[c], _, err = takeArrow(b.Buf, ar.spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1)
-			if err != nil {
-				return ar.colErr(c, err)
-			}
-		}
-		for x, fi := range ar.extCols {
-			if l := ar.list(x); l != nil {
-				b.Buf, ar.extSpans[x], err = l.take(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n)
-			} else {
-				b.Buf, ar.extSpans[x], _, err = takeArrow(b.Buf, ar.extSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
-			}
-		}
-		ar.pos += n
-		total += n
-	}
-	if len(ar.ext) > 0 {
-		b.SetExt(ar.ext)
-		for x := range ar.extCols {
-			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, ar.extSpans[x])
+			return buf, 0, fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
 		}
 	}
-	for c := range input.NumColumns {
-		if ar.cols[c] >= 0 {
-			columnar.SetViews(b, c, ar.spans[c])
-		}
-	}
-	for i := range total {
-		b.Line = append(b.Line, ar.rows+int64(i)+1)
-	}
-	ar.rows += int64(total)
-	if total == 0 {
-		return io.EOF
-	}
-	return nil
+	ar.pos += n
+	return buf, n, nil
 }
 
 func (ar *Reader) colErr(c input.Column, err error) error {
 	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
 }
 
-var errArrowLength = errors.New("column shorter than its record batch")
+var errLength = errors.New("column shorter than its record batch")
 
-// takeArrow appends rows from..from+n of arr to buf as text, their spans to
+// take appends rows from..from+n of arr to buf as text, their spans to
 // spans, and reports how many it took: fewer than n when budget >= 0 and
 // buf reached budget bytes.
-func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+func take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	if arr.Len() < from+n {
-		return buf, spans, 0, errArrowLength
+		return buf, spans, 0, errLength
 	}
 	switch a := arr.(type) {
 	case *array.String:
@@ -433,7 +353,7 @@ func takeArrow(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budg
 	return buf, spans, 0, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 }
 
-// takeDict is takeArrow for a dictionary-encoded array: each row is its
+// takeDict is take for a dictionary-encoded array: each row is its
 // dictionary value.
 func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int) ([]byte, []columnar.Span, int, error) {
 	dict := a.Dictionary()
@@ -454,7 +374,7 @@ func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, b
 			var k int
 			// One dictionary value, through the typed loops above; one is
 			// the scratch span list of length 1 on the stack's behalf.
-			buf, one, k, err = takeArrow(buf, one[:0], dict, j, 1, -1)
+			buf, one, k, err = take(buf, one[:0], dict, j, 1, -1)
 			if err != nil || k != 1 {
 				return buf, spans, took, err
 			}

@@ -7,9 +7,7 @@ import (
 )
 
 func init() {
-	input.Register(input.Format{Name: "Arrow", Ext: []string{".arrow", ".feather", ".arrows", ".ipc"}, Open: func(path string, opt input.Options) (input.Source, error) {
-		return Open(path, opt)
-	}, OpenAt: func(r io.ReaderAt, size int64, name string, opt input.Options) (input.Source, error) {
+	input.Register(input.Format{Name: "Arrow", Ext: []string{".arrow", ".feather", ".arrows", ".ipc"}, OpenAt: func(r io.ReaderAt, size int64, name string, opt input.Options) (input.Source, error) {
 		return NewReader(r, size, name, opt)
 	}})
 }

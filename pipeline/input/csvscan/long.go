@@ -213,7 +213,7 @@ func (s *Scanner) readLong(b *input.Batch, pos int) error {
 			break
 		}
 		b.Buf = b.Buf[:pos]
-		if err := s.read(b, pos+min(room, longRead)); err != nil {
+		if err := s.read(b, len(b.Buf), pos+min(room, longRead)); err != nil {
 			return err
 		}
 		p = b.Buf[pos:]

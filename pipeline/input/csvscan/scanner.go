@@ -172,7 +172,7 @@ func (s *Scanner) Fill(b *input.Batch, chunk int) error {
 	s.carry = s.carry[:0]
 	pos := start
 	for {
-		if err := s.read(b, limit); err != nil {
+		if err := s.read(b, pos, limit); err != nil {
 			b.Buf = b.Buf[:pos]
 			return s.fail(err)
 		}
@@ -242,8 +242,10 @@ func (s *Scanner) fail(err error) error {
 	return err
 }
 
-// read fills b.Buf up to limit bytes, or until r is exhausted.
-func (s *Scanner) read(b *input.Batch, limit int) error {
+// read fills b.Buf up to limit bytes, or until r is exhausted. Its errors
+// name the line the input had reached: that of b.Buf[from], the first byte
+// not parsed, plus the line ends after it.
+func (s *Scanner) read(b *input.Batch, from, limit int) error {
 	empty := 0
 	for !s.eof && len(b.Buf) < limit {
 		n, err := s.r.Read(b.Buf[len(b.Buf):limit])
@@ -255,7 +257,7 @@ func (s *Scanner) read(b *input.Batch, limit int) error {
 		case err == io.EOF:
 			s.eof = true
 		case err != nil:
-			return fmt.Errorf("%s: %w", s.source, err)
+			return &ParseError{Source: s.source, Line: s.line + int64(bytes.Count(b.Buf[from:], []byte{'\n'})), Err: err}
 		case n == 0:
 			if empty++; empty >= 100 {
 				return fmt.Errorf("%s: %w", s.source, io.ErrNoProgress)

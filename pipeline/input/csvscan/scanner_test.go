@@ -317,7 +317,7 @@ func TestCSVScannerReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader("loc\nhttps://a/\n"), iotest.ErrReader(boom))
 	_, err := scanAll(t, r, input.Options{}, 0)
-	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "in.csv: ") {
+	if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "in.csv:3: ") { // the line the input had reached
 		t.Fatalf("err = %v", err)
 	}
 	// A reader that never returns anything.

@@ -16,30 +16,30 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
-// pqList reads a list extension column of a Parquet file (images,
+// listColumn reads a list extension column of a Parquet file (images,
 // alternates, videos; see columnar.IsListKind): its leaf columns in step, a page at a
 // time, through their repetition and definition levels, packing each row's
 // list into Batch.Buf. Both the standard 3-level LIST layout
 // (group (LIST) { repeated group list { element } }) and the legacy
 // 2-level one (a repeated field) are read; nulls, empty lists, null
 // elements and dictionary pages are handled like in flat columns.
-type pqList struct {
+type listColumn struct {
 	kind   encode.ExtKind
 	name   string
 	rep    byte // repetition level of the list's repeated node
 	repDef byte // definition level at which a row's list has an element
-	leaves []*pqLeaf
+	leaves []*listLeaf
 }
 
-// pqLeaf is one leaf column of a list: the values of an images list, or a
+// listLeaf is one leaf column of a list: the values of an images list, or a
 // field of the struct of an alternates or videos list (video tag: a list in
 // the list, one repetition level deeper). Its pages go through the same
 // bounded decoder as flat columns (pqpage.Reader): repetition and definition
 // levels, and dictionary indexes, are decoded a block of levelBlock entries
 // at a time into the leaf's fixed buffers, values one at a time from the
 // page.
-type pqLeaf struct {
-	*pqColumn
+type listLeaf struct {
+	*column
 	tag    byte // record field tag; 0 for the values of an images list
 	maxRep byte
 	reps   [pqpage.LevelBlock]uint32 // repetition levels of the block (definition levels: lv, indexes: ix)
@@ -57,22 +57,17 @@ const maxListBytes = 4 << 20
 
 // addList maps the list column col, of kind k, as the next extension column.
 func (pr *Reader) addList(x encode.ExtColumn, col *parquet.Column) error {
-	pl, err := newPQList(x.Kind, col)
+	pl, err := newListColumn(x.Kind, col)
 	if err != nil {
 		return err
 	}
-	for len(pr.lists) < len(pr.ext) {
-		pr.lists = append(pr.lists, nil)
-	}
-	pr.ext = append(pr.ext, x)
+	pr.lists = columnar.AddList(&pr.fill, pr.lists, x, pl)
 	pr.extCols = append(pr.extCols, nil)
-	pr.extSpans = append(pr.extSpans, nil)
-	pr.lists = append(pr.lists, pl)
 	return nil
 }
 
-func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
-	pl := &pqList{kind: k, name: col.Name()}
+func newListColumn(k encode.ExtKind, col *parquet.Column) (*listColumn, error) {
+	pl := &listColumn{kind: k, name: col.Name()}
 	typeErr := func(what string) error {
 		return fmt.Errorf("column %q: %w %s; want %s", col.Name(), input.ErrColumnType, what, columnar.ListShape(k))
 	}
@@ -80,7 +75,7 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 	node := col
 	for !node.Repeated() {
 		if node.Leaf() || len(node.Columns()) != 1 {
-			return nil, typeErr(pqDescribe(col) + " (not a list)")
+			return nil, typeErr(describe(col) + " (not a list)")
 		}
 		node = node.Columns()[0]
 	}
@@ -101,17 +96,17 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 			elem = elem.Columns()[0]
 		}
 		if !elem.Leaf() {
-			return nil, typeErr("a list of " + pqDescribe(elem))
+			return nil, typeErr("a list of " + describe(elem))
 		}
 		pc, err := newListLeaf(encode.ExtImage, elem)
 		if err != nil {
-			return nil, typeErr("a list of " + pqDescribe(elem))
+			return nil, typeErr("a list of " + describe(elem))
 		}
-		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, maxRep: byte(elem.MaxRepetitionLevel())})
+		pl.leaves = append(pl.leaves, &listLeaf{column: pc, maxRep: byte(elem.MaxRepetitionLevel())})
 		return pl, nil
 	}
 	if elem.Leaf() {
-		return nil, typeErr("a list of " + pqDescribe(elem))
+		return nil, typeErr("a list of " + describe(elem))
 	}
 	for _, f := range elem.Columns() {
 		tag, like, ok := columnar.StructFieldTag(k, f.Name())
@@ -126,13 +121,13 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 			}
 		}
 		if !leaf.Leaf() || leaf.MaxRepetitionLevel() > 1 && !(like == encode.ExtVideoTag && leaf.MaxRepetitionLevel() == 2) {
-			return nil, fmt.Errorf("column %q, field %q: %w %s; want a flat field (tag: a string or a list of strings)", col.Name(), f.Name(), input.ErrColumnType, pqDescribe(f))
+			return nil, fmt.Errorf("column %q, field %q: %w %s; want a flat field (tag: a string or a list of strings)", col.Name(), f.Name(), input.ErrColumnType, describe(f))
 		}
 		pc, err := newListLeaf(like, leaf)
 		if err != nil {
 			return nil, fmt.Errorf("column %q, field %q: %w", col.Name(), f.Name(), err)
 		}
-		pl.leaves = append(pl.leaves, &pqLeaf{pqColumn: pc, tag: tag, maxRep: byte(leaf.MaxRepetitionLevel())})
+		pl.leaves = append(pl.leaves, &listLeaf{column: pc, tag: tag, maxRep: byte(leaf.MaxRepetitionLevel())})
 	}
 	if len(pl.leaves) == 0 {
 		return nil, typeErr("a list of a struct with no field sitemapgen knows (" + strings.Join(columnNames(elem.Columns()), ", ") + ")")
@@ -140,8 +135,8 @@ func newPQList(k encode.ExtKind, col *parquet.Column) (*pqList, error) {
 	return pl, nil
 }
 
-// pqDescribe names a column's type for errors.
-func pqDescribe(c *parquet.Column) string {
+// describe names a column's type for errors.
+func describe(c *parquet.Column) string {
 	if c.Leaf() {
 		return c.Type().String()
 	}
@@ -155,7 +150,7 @@ func pqDescribe(c *parquet.Column) string {
 // like, and decides how to read them: strings for everything; also DATE
 // and TIMESTAMP for dates, integers for duration and view count, BOOLEAN
 // for the yes/no elements, FLOAT and DOUBLE for the rating.
-func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
+func newListLeaf(like encode.ExtKind, col *parquet.Column) (*column, error) {
 	pc, err := newListLeafKind(like, col)
 	if err != nil {
 		return nil, err
@@ -164,8 +159,8 @@ func newListLeaf(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
 	return pc, nil
 }
 
-func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*pqColumn, error) {
-	pc := &pqColumn{field: input.Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+func newListLeafKind(like encode.ExtKind, col *parquet.Column) (*column, error) {
+	pc := &column{field: input.Changefreq, name: strings.Join(col.Path(), "."), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typ := col.Type()
 	var lt format.LogicalTypeValue
 	if l := typ.LogicalType(); l != nil {
@@ -244,7 +239,7 @@ func (pr *Reader) openLists(g *format.RowGroup) error {
 			if nv < 0 || nv > saferio.MaxRowsPerByte*pr.size {
 				return fmt.Errorf("%s: row group %d, column %q: %w: column chunk claims %d values in a file of %d bytes", pr.name, pr.rg-1, l.name, input.ErrCorrupt, nv, pr.size)
 			}
-			if err := pr.openChunk(l.pqColumn, g, nv); err != nil {
+			if err := pr.openChunk(l.column, g, nv); err != nil {
 				return err
 			}
 			l.open = true
@@ -272,7 +267,7 @@ func (pr *Reader) takeList(x int, buf []byte, spans []columnar.Span, n int) ([]b
 		start := len(buf)
 		var err error
 		if buf, err = pl.takeRow(buf); err != nil {
-			return buf, spans, pr.colErr(pl.leaves[0].pqColumn, err)
+			return buf, spans, pr.colErr(pl.leaves[0].column, err)
 		}
 		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 	}
@@ -285,13 +280,13 @@ var errRowStart = errors.New("a row does not start at repetition level 0")
 // of levels (and reading the next page) as needed; it reports false at the
 // end of the column chunk. Each turn of its loop reads a page (consuming
 // bytes of the chunk) or decodes a non-empty block of the page.
-func (l *pqLeaf) ready() (bool, error) {
+func (l *listLeaf) ready() (bool, error) {
 	for l.bi == l.bn {
 		if l.eof || !l.open {
 			return false, nil
 		}
 		pg := &l.page
-		if pg.R == pg.N {
+		if pg.Left() == 0 {
 			if err := l.pages.Next(pg, l.maxDef, l.maxRep); err != nil {
 				if err == io.EOF {
 					l.eof = true
@@ -301,49 +296,33 @@ func (l *pqLeaf) ready() (bool, error) {
 			}
 			continue
 		}
-		k := min(pqpage.LevelBlock, pg.N-pg.R)
-		reps := l.reps[:k]
-		if err := pg.Reps.Read(reps); err != nil {
+		k := min(pqpage.LevelBlock, pg.Left())
+		if _, err := pg.Block(l.reps[:k], l.lv[:k], l.ix[:], l.maxDef); err != nil {
 			return false, err
 		}
-		for _, r := range reps {
+		for _, r := range l.reps[:k] {
 			if r > uint32(l.maxRep) {
 				return false, fmt.Errorf("repetition level %d above the column's %d", r, l.maxRep)
 			}
 		}
-		nonNull := k
-		if pg.HasDef {
-			defs := l.lv[:k]
-			if err := pg.Levels.Read(defs); err != nil {
-				return false, err
-			}
-			nonNull = 0
-			for _, d := range defs {
-				switch {
-				case d == uint32(l.maxDef):
-					nonNull++
-				case d > uint32(l.maxDef):
+		if pg.HasDef() {
+			for _, d := range l.lv[:k] {
+				if d > uint32(l.maxDef) {
 					return false, fmt.Errorf("definition level %d above the column's %d", d, l.maxDef)
 				}
 			}
 		}
-		if pg.Dict {
-			if err := pg.Idx.Read(l.ix[:nonNull]); err != nil {
-				return false, err
-			}
-		}
-		pg.R += k
 		l.bi, l.bn, l.vi = 0, k, 0
 	}
 	return true, nil
 }
 
 // rep is the repetition level of the current entry (ready must be true).
-func (l *pqLeaf) rep() uint32 { return l.reps[l.bi] }
+func (l *listLeaf) rep() uint32 { return l.reps[l.bi] }
 
 // def is the definition level of the current entry (ready must be true).
-func (l *pqLeaf) def() byte {
-	if !l.page.HasDef {
+func (l *listLeaf) def() byte {
+	if !l.page.HasDef() {
 		return l.maxDef
 	}
 	return byte(l.lv[l.bi])
@@ -351,7 +330,7 @@ func (l *pqLeaf) def() byte {
 
 // take consumes the current entry, appending its value to buf, packed
 // (as a record field when l.tag != 0), unless it is null.
-func (l *pqLeaf) take(buf []byte) ([]byte, error) {
+func (l *listLeaf) take(buf []byte) ([]byte, error) {
 	d := l.def()
 	l.bi++
 	if d != l.maxDef {
@@ -359,7 +338,7 @@ func (l *pqLeaf) take(buf []byte) ([]byte, error) {
 	}
 	var v []byte
 	var err error
-	if l.page.Dict {
+	if l.page.Dict() {
 		v, err = l.pages.DictValue(l.ix[l.vi])
 		l.vi++
 	} else {
@@ -380,7 +359,7 @@ func (l *pqLeaf) take(buf []byte) ([]byte, error) {
 
 // takeRow appends the packed list of the next row to buf: the values of
 // an images list, or a record per element of an alternates or videos list.
-func (pl *pqList) takeRow(buf []byte) ([]byte, error) {
+func (pl *listColumn) takeRow(buf []byte) ([]byte, error) {
 	for _, l := range pl.leaves {
 		ok, err := l.ready()
 		if err != nil {

@@ -38,7 +38,7 @@ func TestParquetListAllocs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}); a != 0 {
-			t.Errorf("%s: %v allocations per row; want 0", pr.ext[x].Kind.Namespace().AppendDecls(nil), a)
+			t.Errorf("%s: %v allocations per row; want 0", pr.fill.Ext[x].Kind.Namespace().AppendDecls(nil), a)
 		}
 	}
 }

@@ -86,7 +86,7 @@ func (pr *Reader) prefetch(g int) {
 // decodes in row group g; chunks the footer says nonsense of are left to
 // openChunk to refuse.
 func (pr *Reader) chunkRanges(g *format.RowGroup, rs []input.ByteRange) []input.ByteRange {
-	add := func(c *pqColumn) {
+	add := func(c *column) {
 		i := c.leaf.Index()
 		if i < 0 || i >= len(g.Columns) {
 			return
@@ -109,7 +109,7 @@ func (pr *Reader) chunkRanges(g *format.RowGroup, rs []input.ByteRange) []input.
 	for _, pl := range pr.lists {
 		if pl != nil {
 			for _, l := range pl.leaves {
-				add(l.pqColumn)
+				add(l.column)
 			}
 		}
 	}

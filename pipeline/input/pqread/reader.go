@@ -43,7 +43,7 @@ import (
 // --lastmod-tz, when it is not); priority is a FLOAT, a DOUBLE, a DECIMAL or a
 // string. A null is an absent field. Nested and repeated columns are refused,
 // but for the list extension columns images, alternates and videos
-// (pqList), read through the same page decoder.
+// (listColumn), read through the same page decoder.
 //
 // Batch.Line holds the 1-based row number of each row in the file.
 type Reader struct {
@@ -53,17 +53,13 @@ type Reader struct {
 	size int64
 	pf   *parquet.File
 
-	cols  [input.NumColumns]*pqColumn // nil: the file has no such column
-	rg    int                         // next row group to open
-	left  int64                       // rows of the open row group not read yet
-	rows  int64
-	err   error
-	spans [input.NumColumns][]columnar.Span
+	cols [input.NumColumns]*column // nil: the file has no such column
+	rg   int                       // next row group to open
+	left int64                     // rows of the open row group not read yet
+	fill columnar.Filler           // its Ext are the extension columns (see encode.ParseExtColumn)
 
-	ext      []encode.ExtColumn // extension columns (see encode.ParseExtColumn)
-	extCols  []*pqColumn        // nil for a list column: lists
-	extSpans [][]columnar.Span
-	lists    []*pqList // list columns (images, alternates, videos) by extension index; see pqList
+	extCols []*column     // nil for a list column: lists
+	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
 
 	prefetched bool // the first row group's chunks were asked for (see prefetch)
 	sync       bool // pages read on the filling goroutine (pqpage.Reader.Sync)
@@ -92,8 +88,8 @@ const (
 	kindBool                       // BOOLEAN: "true" or "false"
 )
 
-// pqColumn reads one mapped column, a page at a time.
-type pqColumn struct {
+// column reads one mapped column, a page at a time.
+type column struct {
 	field  input.Column
 	name   string
 	leaf   *parquet.Column
@@ -107,6 +103,7 @@ type pqColumn struct {
 	page  pqpage.Page
 	lv    [pqpage.LevelBlock]uint32 // definition levels of a block of rows
 	ix    [pqpage.LevelBlock]uint32 // dictionary indexes of a block of rows
+	ends  [pqpage.LevelBlock]uint32 // where each string of a block ends (see pqpage.Page.AppendStrings)
 
 	texts *textCache // numbers and dates as text: they repeat
 }
@@ -136,22 +133,11 @@ func (tc *textCache) slot(v []byte) (lo uint64, hi uint32, e *textEntry) {
 
 // Open opens the Parquet file name and maps its columns.
 func Open(name string, opt input.Options) (*Reader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	pr, f, err := columnar.OpenFile(name, opt, NewReader)
+	if err == nil {
+		pr.file = f
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	pr, err := NewReader(f, fi.Size(), name, opt)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	pr.file = f
-	return pr, nil
+	return pr, err
 }
 
 // NewReader reads the Parquet file of size bytes in r, an input named
@@ -180,8 +166,9 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 	}
 	// Pages are read ahead on another goroutine when there is another core.
 	pr = &Reader{name: source, r: r, size: size, pf: pf, sync: opt.Sequential || runtime.GOMAXPROCS(0) == 1}
+	pr.fill.Name, pr.fill.Take, pr.fill.Where = source, pr.take, pr.where
 	if sp, ok := spansPool.Get().(*[input.NumColumns][]columnar.Span); ok {
-		pr.spans = *sp
+		pr.fill.Spans = *sp
 	}
 	// RLE lets a few bytes stand for millions of rows; a URL list holds
 	// distinct URLs, which cost bytes. A file claiming more than
@@ -194,66 +181,40 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 		rows += g.NumRows
 	}
 	top := pf.Root().Columns()
-	m, merr := opt.Map(columnNames(top))
-	if errors.Is(merr, input.ErrDuplicateColumn) {
-		return nil, fmt.Errorf("%s: %w", source, merr)
-	}
-	for c := range input.NumColumns {
-		if m.Index[c] < 0 {
-			if e, ok := merr.(*input.ColumnError); ok && e.Field == c {
-				return nil, fmt.Errorf("%s: %w", source, merr)
+	err = columnar.Map(columnNames(top), opt, columnar.Opener{
+		Core: func(c input.Column, i int) error {
+			pc, err := newColumn(c, top[i])
+			pr.cols[c], pr.fill.Core[c] = pc, pc != nil
+			return err
+		},
+		Ext: func(x encode.ExtColumn, i int) error {
+			pc, err := newColumn(columnar.ExtLike(x.Kind), top[i])
+			if err != nil {
+				pc, err = newExtColumn(x.Kind, top[i], err)
 			}
-			continue
-		}
-		pc, err := newPQColumn(c, top[m.Index[c]])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		pr.cols[c] = pc
-	}
-	// Extension columns: the other top-level columns named like one.
-next:
-	for _, col := range top {
-		for _, pc := range pr.cols {
-			if pc != nil && pc.leaf == col {
-				continue next
-			}
-		}
-		x, ok := encode.ParseExtColumn(col.Name())
-		if !ok {
-			continue
-		}
-		if columnar.IsListKind(x.Kind) {
-			if err := pr.addList(x, col); err != nil {
-				return nil, fmt.Errorf("%s: %w", source, err)
-			}
-			continue
-		}
-		pc, err := newPQColumn(columnar.ExtLike(x.Kind), col)
-		if err != nil {
-			pc, err = newPQExtColumn(x.Kind, col, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		pr.ext = append(pr.ext, x)
-		pr.extCols = append(pr.extCols, pc)
-		pr.extSpans = append(pr.extSpans, nil)
+			pr.fill.AddExt(x)
+			pr.extCols = append(pr.extCols, pc)
+			return err
+		},
+		List: func(x encode.ExtColumn, i int) error { return pr.addList(x, top[i]) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return pr, nil
 }
 
 // Extensions returns the extension columns of the file.
-func (pr *Reader) Extensions() []encode.ExtColumn { return pr.ext }
+func (pr *Reader) Extensions() []encode.ExtColumn { return pr.fill.Ext }
 
-// newPQExtColumn accepts the integer columns of video:duration and
+// newExtColumn accepts the integer columns of video:duration and
 // video:view_count and the BOOLEAN columns of mobile and the yes/no video
 // elements, or returns typeErr, the error of the string column they are not.
-func newPQExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*pqColumn, error) {
+func newExtColumn(k encode.ExtKind, col *parquet.Column, typeErr error) (*column, error) {
 	if !col.Leaf() || col.Repeated() || col.MaxRepetitionLevel() > 0 || col.MaxDefinitionLevel() > 1 {
 		return nil, typeErr
 	}
-	pc := &pqColumn{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+	pc := &column{field: input.Changefreq, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	switch kind := col.Type().Kind(); {
 	case (k == encode.ExtVideoDuration || k == encode.ExtVideoViewCount) && kind == parquet.Int32:
 		pc.kind = kindInt32
@@ -276,9 +237,9 @@ func columnNames(cols []*parquet.Column) []string {
 	return names
 }
 
-// newPQColumn checks that col can be read as field c and decides how.
-func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
-	pc, err := newPQColumnKind(c, col)
+// newColumn checks that col can be read as field c and decides how.
+func newColumn(c input.Column, col *parquet.Column) (*column, error) {
+	pc, err := columnKind(c, col)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +248,7 @@ func newPQColumn(c input.Column, col *parquet.Column) (*pqColumn, error) {
 }
 
 // setPages sets up the page decoder for the column's kind of values.
-func (pc *pqColumn) setPages() {
+func (pc *column) setPages() {
 	switch pc.kind {
 	case kindBytes:
 		pc.pages.Size = 0
@@ -305,8 +266,8 @@ func (pc *pqColumn) setPages() {
 	pc.pages.Type = format.Type(pc.leaf.Type().Kind())
 }
 
-func newPQColumnKind(c input.Column, col *parquet.Column) (*pqColumn, error) {
-	pc := &pqColumn{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
+func columnKind(c input.Column, col *parquet.Column) (*column, error) {
+	pc := &column{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typeErr := func(what string) error {
 		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.DefaultNames[c], input.ErrColumnType, what)
 	}
@@ -390,7 +351,7 @@ func newPQColumnKind(c input.Column, col *parquet.Column) (*pqColumn, error) {
 }
 
 // Rows reports the rows handed out so far.
-func (pr *Reader) Rows() int64 { return pr.rows }
+func (pr *Reader) Rows() int64 { return pr.fill.Rows() }
 
 // Close releases the file.
 func (pr *Reader) Close() error {
@@ -399,10 +360,10 @@ func (pr *Reader) Close() error {
 			c.close()
 		}
 	}
-	if pr.spans[input.Loc] != nil {
-		sp := pr.spans
+	if pr.fill.Spans[input.Loc] != nil {
+		sp := pr.fill.Spans
 		spansPool.Put(&sp)
-		pr.spans = [input.NumColumns][]columnar.Span{}
+		pr.fill.Spans = [input.NumColumns][]columnar.Span{}
 	}
 	pr.closeLists()
 	if pr.file != nil {
@@ -419,98 +380,53 @@ func (pr *Reader) Close() error {
 // io.EOF when the file is exhausted and it added no rows; errors name the
 // file, row group and column, wrap input.ErrCorrupt, and are sticky. A panic of
 // the Parquet library on a corrupt file is returned as such an error.
-func (pr *Reader) Fill(b *input.Batch, chunk int) (err error) {
-	if pr.err != nil {
-		return pr.err
+func (pr *Reader) Fill(b *input.Batch, chunk int) error { return pr.fill.Fill(b, chunk) }
+
+// where names the row group being read, for a panic.
+func (pr *Reader) where() string { return fmt.Sprintf("row group %d", pr.rg) }
+
+// take is the Filler's Take: the next rows of the open row group, at most
+// max, or the next row group opened.
+func (pr *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+	if pr.left == 0 {
+		return buf, 0, pr.nextRowGroup()
 	}
-	if chunk <= 0 {
-		chunk = input.DefaultChunk
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: row group %d: %w: %v", pr.name, pr.rg, input.ErrCorrupt, p)
-		}
-		if err != nil && err != io.EOF {
-			pr.err = err
-		}
-	}()
-	b.Source = pr.name
-	rows0 := len(b.Line)
-	budget := len(b.Buf) + chunk
-	for c := range pr.spans {
-		pr.spans[c] = pr.spans[c][:0]
-	}
-	for x := range pr.extSpans {
-		pr.extSpans[x] = pr.extSpans[x][:0]
+	f := &pr.fill
+	want := int(min(pr.left, int64(max)))
+	if len(pr.lists) > 0 {
+		// A row's lists may be large (up to maxListBytes each): take
+		// one row at a time, so that the batch stops at its budget.
+		want = 1
 	}
 	loc := pr.cols[input.Loc]
-	total := 0
-	for len(b.Buf) < budget && total < input.MaxBatchRows {
-		if pr.left == 0 {
-			if err := pr.nextRowGroup(); err != nil {
-				if err == io.EOF {
-					break
-				}
-				return err
+	var n int
+	var err error
+	buf, f.Spans[input.Loc], n, err = loc.take(buf, f.Spans[input.Loc], want, budget)
+	if err != nil {
+		return buf, 0, pr.colErr(loc, err)
+	}
+	for c := input.Loc + 1; c < input.NumColumns; c++ {
+		if col := pr.cols[c]; col != nil {
+			if buf, f.Spans[c], err = pr.takeRows(col, buf, f.Spans[c], n); err != nil {
+				return buf, 0, err
 			}
-			continue
 		}
-		want := int(min(pr.left, int64(input.MaxBatchRows-total)))
-		if len(pr.lists) > 0 {
-			// A row's lists may be large (up to maxListBytes each): take
-			// one row at a time, so that the batch stops at its budget.
-			want = 1
+	}
+	for x, col := range pr.extCols {
+		if col == nil {
+			buf, f.ExtSpans[x], err = pr.takeList(x, buf, f.ExtSpans[x], n)
+		} else {
+			buf, f.ExtSpans[x], err = pr.takeRows(col, buf, f.ExtSpans[x], n)
 		}
-		var n int
-		b.Buf, pr.spans[input.Loc], n, err = loc.take(b.Buf, pr.spans[input.Loc], want, budget)
 		if err != nil {
-			return pr.colErr(loc, err)
-		}
-		for c := input.Loc + 1; c < input.NumColumns; c++ {
-			col := pr.cols[c]
-			if col == nil {
-				continue
-			}
-			if b.Buf, pr.spans[c], err = pr.takeRows(col, b.Buf, pr.spans[c], n); err != nil {
-				return err
-			}
-		}
-		for x, col := range pr.extCols {
-			if col == nil {
-				if b.Buf, pr.extSpans[x], err = pr.takeList(x, b.Buf, pr.extSpans[x], n); err != nil {
-					return err
-				}
-				continue
-			}
-			if b.Buf, pr.extSpans[x], err = pr.takeRows(col, b.Buf, pr.extSpans[x], n); err != nil {
-				return err
-			}
-		}
-		pr.left -= int64(n)
-		total += n
-	}
-	for c := range input.NumColumns {
-		if pr.cols[c] != nil {
-			columnar.SetViews(b, c, pr.spans[c])
+			return buf, 0, err
 		}
 	}
-	if len(pr.ext) > 0 {
-		b.SetExt(pr.ext)
-		for x := range pr.extCols {
-			b.ExtFields[x] = columnar.AppendViews(b.ExtFields[x], b.Buf, pr.extSpans[x])
-		}
-	}
-	for i := range total {
-		b.Line = append(b.Line, pr.rows+int64(i)+1)
-	}
-	pr.rows += int64(total)
-	if len(b.Line) == rows0 {
-		return io.EOF
-	}
-	return nil
+	pr.left -= int64(n)
+	return buf, n, nil
 }
 
-func (pr *Reader) colErr(c *pqColumn, err error) error {
+func (pr *Reader) colErr(c *column, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("column chunk ends before the row group's %d rows: %w", pr.pf.RowGroups()[pr.rg-1].NumRows(), io.ErrUnexpectedEOF)
 	}
@@ -551,7 +467,7 @@ func (pr *Reader) nextRowGroup() error {
 // openChunk starts c on its column chunk in row group g (pr.rg-1), which
 // holds at most values values (levels, for a list leaf; rows otherwise). The
 // chunk must lie inside the file.
-func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error {
+func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 	i := c.leaf.Index()
 	if i < 0 || i >= len(g.Columns) {
 		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
@@ -571,11 +487,11 @@ func (pr *Reader) openChunk(c *pqColumn, g *format.RowGroup, values int64) error
 	return nil
 }
 
-func (c *pqColumn) close() { c.pages.Close() }
+func (c *column) close() { c.pages.Close() }
 
 // takeRows takes the values of exactly n rows of col, as views into buf:
 // fewer is a truncated column. Errors name the column.
-func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
+func (pr *Reader) takeRows(col *column, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
 	buf, spans, m, err := col.take(buf, spans, n, -1)
 	if err == nil && m < n {
 		err = io.ErrUnexpectedEOF
@@ -590,128 +506,86 @@ func (pr *Reader) takeRows(col *pqColumn, buf []byte, spans []columnar.Span, n i
 // spans, and reports how many it took: fewer than want when budget >= 0 and
 // buf reached budget bytes, or when the column chunk ended (io.EOF). Every
 // turn of its loop delivers rows or reads a page (which consumes bytes of
-// the chunk), so it ends.
-func (c *pqColumn) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
+// the chunk), so it ends. The page checks every value against itself.
+func (c *column) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
 	took := 0
 	pg := &c.page
-	p := &c.pages
 	for took < want {
 		if budget >= 0 && len(buf) >= budget {
 			break
 		}
-		if pg.R == pg.N {
-			if err := p.Next(pg, c.maxDef, 0); err != nil {
+		if pg.Left() == 0 {
+			if err := c.pages.Next(pg, c.maxDef, 0); err != nil {
 				return buf, spans, took, err
 			}
 			continue
 		}
-		k := min(want-took, pg.N-pg.R)
-		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.Plain && !pg.Dict {
-			// The hot path: a required plain string column.
-			vals := pg.Vals
-			at := pg.VP
-			for range k {
-				if len(vals)-at < 4 {
-					return buf, spans, took, errors.New("page has fewer values than rows")
-				}
-				l := binary.LittleEndian.Uint32(vals[at:])
-				if uint64(l) > uint64(len(vals)-at-4) {
-					return buf, spans, took, errors.New("value longer than its page")
-				}
-				start := len(buf)
-				buf = append(buf, vals[at+4:at+4+int(l)]...)
-				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
-				at += 4 + int(l)
-				pg.R++
-				took++
-				if budget >= 0 && len(buf) >= budget {
-					break
-				}
-			}
-			pg.VP = at
-			continue
-		}
-		if c.kind == kindBytes && !pg.HasDef && pg.Enc == pqpage.DeltaLengthByteArray {
-			// A required string column as parquet-go writes it.
-			vals := pg.Vals
-			at := pg.VP
-			for range k {
-				l, err := pg.Lens.Next()
-				if err != nil {
-					return buf, spans, took, err
-				}
-				if uint64(l) > uint64(len(vals)-at) {
-					return buf, spans, took, errors.New("value longer than its page")
-				}
-				start := len(buf)
-				buf = append(buf, vals[at:at+int(l)]...)
-				spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
-				at += int(l)
-				pg.R++
-				took++
-				if budget >= 0 && len(buf) >= budget {
-					break
-				}
-			}
-			pg.VP = at
-			continue
-		}
-		k = min(k, pqpage.LevelBlock)
-		if budget >= 0 && (pg.HasDef || pg.Dict) {
-			k = min(k, 64) // levels and indexes decoded ahead are not given back
-		}
-		var lv []uint32
-		nonNull := k
-		if pg.HasDef {
-			lv = c.lv[:k]
-			if err := pg.Levels.Read(lv); err != nil {
-				return buf, spans, took, err
-			}
-			def := uint32(c.maxDef)
-			nonNull = 0
-			for _, l := range lv {
-				if l == def {
-					nonNull++
-				}
-			}
-		}
-		var ix []uint32
-		if pg.Dict {
-			ix = c.ix[:nonNull]
-			if err := pg.Idx.Read(ix); err != nil {
-				return buf, spans, took, err
-			}
-		}
-		j := 0
-		for i := range k {
-			if lv != nil && lv[i] != uint32(c.maxDef) {
-				spans = append(spans, columnar.NullSpan)
-				continue
-			}
-			var v []byte
+		k := min(want-took, pg.Left(), pqpage.LevelBlock)
+		if c.kind == kindBytes && pg.Strings() {
+			// The hot path: a required string column, PLAIN or as
+			// parquet-go writes it (DELTA_LENGTH_BYTE_ARRAY).
+			start := uint32(len(buf))
+			var ends []uint32
 			var err error
-			if ix != nil {
-				v, err = p.DictValue(ix[j])
-				j++
-			} else {
-				v, err = p.Value(pg)
+			buf, ends, err = pg.AppendStrings(buf, c.ends[:0], k, budget)
+			for _, end := range ends {
+				spans = append(spans, columnar.Span{Start: start, End: end})
+				start = end
 			}
+			took += len(ends)
 			if err != nil {
 				return buf, spans, took, err
 			}
-			start := len(buf)
-			buf = c.appendValue(buf, v)
-			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+			continue
 		}
-		pg.R += k
+		var err error
+		if buf, spans, k, err = c.takeBlock(buf, spans, k, budget); err != nil {
+			return buf, spans, took, err
+		}
 		took += k
 	}
 	return buf, spans, took, nil
 }
 
+// takeBlock appends the next k rows of the page (k <= Left()), or fewer
+// when budget >= 0, and reports how many: their levels and dictionary
+// indexes a block at a time, then each value.
+func (c *column) takeBlock(buf []byte, spans []columnar.Span, k, budget int) ([]byte, []columnar.Span, int, error) {
+	pg := &c.page
+	if budget >= 0 && (pg.HasDef() || pg.Dict()) {
+		k = min(k, 64) // levels and indexes decoded ahead are not given back
+	}
+	lv := c.lv[:k]
+	if _, err := pg.Block(nil, lv, c.ix[:], c.maxDef); err != nil {
+		return buf, spans, 0, err
+	}
+	j := 0
+	for i := range k {
+		if pg.HasDef() && lv[i] != uint32(c.maxDef) {
+			spans = append(spans, columnar.NullSpan)
+			continue
+		}
+		var v []byte
+		var err error
+		if pg.Dict() {
+			v, err = c.pages.DictValue(c.ix[j])
+			j++
+		} else {
+			v, err = c.pages.Value(pg)
+		}
+		if err != nil {
+			return buf, spans, 0, err
+		}
+		start := len(buf)
+		buf = c.appendValue(buf, v)
+		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+	}
+	return buf, spans, k, nil
+}
+
 // appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY
 // without its length; of the size of its type otherwise), as text.
-func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
+func (c *column) appendValue(buf []byte, v []byte) []byte {
 	if c.kind == kindBytes || c.kind == kindDecBytes && c.pages.Size == 0 || len(v) > 12 {
 		return c.formatValue(buf, v)
 	}
@@ -731,7 +605,7 @@ func (c *pqColumn) appendValue(buf []byte, v []byte) []byte {
 }
 
 // formatValue appends v as text.
-func (c *pqColumn) formatValue(buf []byte, v []byte) []byte {
+func (c *column) formatValue(buf []byte, v []byte) []byte {
 	le := binary.LittleEndian
 	switch c.kind {
 	case kindBytes:

@@ -43,23 +43,12 @@ func ParseURL(arg string) (bucket, rest string, err error) {
 	return bucket, rest, nil
 }
 
-// ListOptions say which listed objects a prefix or pattern stands for.
-type ListOptions struct {
-	// RequireSuccess refuses a prefix, or the folder of a pattern, that
-	// holds no _SUCCESS object (Spark and Hadoop write it last), so that a
-	// half-written export is never read.
-	RequireSuccess bool
-	// Keep says whether a key listed under a prefix is an input (the local
-	// folder rule: the formats read by position); nil keeps all. Objects
-	// named directly or matched by a pattern are always kept.
-	Keep func(key string) bool
-}
-
 // Success is the marker object Spark and Hadoop write last.
 const Success = "_SUCCESS"
 
-// hasMeta reports whether s holds a path.Match meta character.
-func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+// IsPattern reports whether a key holds a path.Match meta character: it
+// is read as a pattern (see Glob), never as a key.
+func IsPattern(key string) bool { return strings.ContainsAny(key, `*?[\`) }
 
 // hidden reports whether a key relative to the listed folder has a path
 // segment starting with '_' or '.': what Spark, Hive and friends write
@@ -71,43 +60,6 @@ func hidden(rel string) bool {
 		}
 	}
 	return false
-}
-
-// List returns the objects one s3:// argument stands for, in lexical key
-// order, each with its size and ETag:
-//   - s3://bucket/key: that object (HEAD); when there is none but keys
-//     below key/, the prefix key/.
-//   - s3://bucket/prefix/: every object below it that Keep accepts, Hive
-//     key=value/ sub-folders included, keys with a segment starting with
-//     '_' or '.' skipped. A prefix holding _delta_log/ is refused (a Delta
-//     table's live files are in its log, not in the listing).
-//   - a pattern with * ? [ (path.Match, within a segment): the longest
-//     literal prefix is listed, and the keys matching the pattern kept,
-//     but for those with a '_' or '.' segment the pattern does not spell.
-//
-// An argument that stands for no object is an error wrapping ErrNotExist.
-func (s *Store) List(ctx context.Context, arg string, opt ListOptions) ([]Object, error) {
-	bucket, rest, err := ParseURL(arg)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case hasMeta(rest):
-		return s.listPattern(ctx, bucket, rest, opt)
-	case rest == "" || strings.HasSuffix(rest, "/"):
-		return s.listPrefix(ctx, bucket, rest, opt)
-	}
-	o, err := s.Stat(ctx, bucket, rest)
-	if errors.Is(err, ErrNotExist) {
-		// A "folder" named without its slash, as a local folder may be.
-		if objs, lerr := s.listPrefix(ctx, bucket, rest+"/", opt); lerr == nil || !errors.Is(lerr, ErrNotExist) {
-			return objs, lerr
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return []Object{o}, nil
 }
 
 // Stat returns the size and ETag of bucket/key (one HEAD).
@@ -159,37 +111,62 @@ func (s *Store) listAll(ctx context.Context, bucket, prefix string) ([]Object, e
 	return objs, nil
 }
 
-// folderChecks refuses a listing below folder that holds a Delta log, or
-// no _SUCCESS marker when one is required.
-func folderChecks(bucket, folder string, all []Object, opt ListOptions) error {
-	success := false
+// checkDelta refuses a listing below folder that holds a Delta log: a
+// Delta table's live files are named in its log, not by the listing.
+func checkDelta(bucket, folder string, all []Object) error {
 	for _, o := range all {
 		rel := strings.TrimPrefix(o.Key, folder)
-		if rel == Success {
-			success = true
-		}
 		if rel == "_delta_log" || strings.HasPrefix(rel, "_delta_log/") || strings.Contains(rel, "/_delta_log/") {
 			return &Error{objURL(bucket, folder), "is a Delta Lake table (it holds _delta_log/): its live files are named in the log, not by the listing; export the table to Parquet files, or name its files", ErrRefused}
 		}
 	}
-	if opt.RequireSuccess && !success {
-		return &Error{objURL(bucket, folder), "has no _SUCCESS marker (--require-success): the export is not complete", ErrRefused}
-	}
 	return nil
 }
 
-func (s *Store) listPrefix(ctx context.Context, bucket, prefix string, opt ListOptions) ([]Object, error) {
+// IsFolder reports whether there are keys below prefix (one LIST of one
+// key): a "folder" named without its slash, as a local folder may be.
+func (s *Store) IsFolder(ctx context.Context, bucket, prefix string) (bool, error) {
+	s.total.requests.Add(1)
+	out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
+		Bucket: aws.String(bucket), Prefix: aws.String(prefix), MaxKeys: aws.Int32(1),
+	})
+	if err != nil {
+		return false, explain(err, bucket, prefix)
+	}
+	return len(out.Contents) > 0, nil
+}
+
+// HasSuccess reports whether folder (a prefix ending in '/', or "") holds
+// the _SUCCESS marker (one HEAD).
+func (s *Store) HasSuccess(ctx context.Context, bucket, folder string) (bool, error) {
+	_, err := s.Stat(ctx, bucket, folder+Success)
+	if errors.Is(err, ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ListFolder returns the objects below prefix (ending in '/', or "") that
+// keep accepts (nil keeps all), in lexical key order, Hive key=value/
+// sub-folders included, keys with a segment starting with '_' or '.'
+// skipped. A prefix holding _delta_log/ is refused (ErrRefused), one that
+// holds no key at all is an error wrapping ErrNotExist; one whose keys are
+// all skipped gives no object and no error.
+func (s *Store) ListFolder(ctx context.Context, bucket, prefix string, keep func(key string) bool) ([]Object, error) {
 	all, err := s.listAll(ctx, bucket, prefix)
 	if err != nil {
 		return nil, err
 	}
-	if err := folderChecks(bucket, prefix, all, opt); err != nil {
+	if len(all) == 0 {
+		return nil, &Error{objURL(bucket, prefix), "no object below this prefix", ErrNotExist}
+	}
+	if err := checkDelta(bucket, prefix, all); err != nil {
 		return nil, err
 	}
 	var objs []Object
 	for _, o := range all {
 		rel := strings.TrimPrefix(o.Key, prefix)
-		if rel == "" || strings.HasSuffix(rel, "/") || hidden(rel) || opt.Keep != nil && !opt.Keep(o.Key) {
+		if rel == "" || strings.HasSuffix(rel, "/") || hidden(rel) || keep != nil && !keep(o.Key) {
 			continue // the prefix itself or a "folder" marker, hidden, not an input
 		}
 		if err := o.check(); err != nil {
@@ -197,48 +174,36 @@ func (s *Store) listPrefix(ctx context.Context, bucket, prefix string, opt ListO
 		}
 		objs = append(objs, o)
 	}
-	if len(objs) == 0 {
-		return nil, &Error{objURL(bucket, prefix), "no input object below this prefix", ErrNotExist}
-	}
 	return objs, nil
 }
 
-func (s *Store) listPattern(ctx context.Context, bucket, pattern string, opt ListOptions) ([]Object, error) {
+// Glob returns the objects whose keys match pattern (path.Match, within a
+// segment), in lexical key order: the longest literal prefix is listed, and
+// the keys matching the pattern kept, but for those with a '_' or '.'
+// segment the pattern does not spell. The folder of the first segment with
+// a meta character holding _delta_log/ is refused (ErrRefused). No match
+// gives no object and no error.
+func (s *Store) Glob(ctx context.Context, bucket, pattern string) ([]Object, error) {
 	if _, err := path.Match(pattern, ""); err != nil {
 		return nil, &Error{objURL(bucket, pattern), "bad pattern: " + err.Error(), err}
 	}
-	// The longest literal prefix, and the folder of the first segment with
-	// a meta character (where _SUCCESS is looked for).
-	i := strings.IndexAny(pattern, `*?[\`)
-	literal := pattern[:i]
+	literal := pattern[:strings.IndexAny(pattern, `*?[\`)]
 	folder := literal[:strings.LastIndex(literal, "/")+1]
 	all, err := s.listAll(ctx, bucket, literal)
 	if err != nil {
 		return nil, err
 	}
-	if err := folderChecks(bucket, folder, all, ListOptions{}); err != nil {
+	if err := checkDelta(bucket, folder, all); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(folder+"_delta_log/", literal) {
 		// The log sorts outside what the literal prefix lists.
-		s.total.requests.Add(1)
-		out, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
-			Bucket: aws.String(bucket), Prefix: aws.String(folder + "_delta_log/"), MaxKeys: aws.Int32(1),
-		})
+		delta, err := s.IsFolder(ctx, bucket, folder+"_delta_log/")
 		if err != nil {
-			return nil, explain(err, bucket, folder)
-		}
-		if len(out.Contents) > 0 {
-			return nil, folderChecks(bucket, folder, []Object{{Key: folder + "_delta_log/"}}, ListOptions{})
-		}
-	}
-	if opt.RequireSuccess && !containsKey(all, folder+Success) {
-		// The marker sorts outside what the literal prefix lists.
-		if _, err := s.Stat(ctx, bucket, folder+Success); err != nil {
-			if errors.Is(err, ErrNotExist) {
-				return nil, &Error{objURL(bucket, folder), "has no _SUCCESS marker (--require-success): the export is not complete", ErrRefused}
-			}
 			return nil, err
+		}
+		if delta {
+			return nil, checkDelta(bucket, folder, []Object{{Key: folder + "_delta_log/"}})
 		}
 	}
 	var objs []Object
@@ -250,9 +215,6 @@ func (s *Store) listPattern(ctx context.Context, bucket, pattern string, opt Lis
 			return nil, err
 		}
 		objs = append(objs, o)
-	}
-	if len(objs) == 0 {
-		return nil, &Error{objURL(bucket, pattern), "no object matches the pattern", ErrNotExist}
 	}
 	return objs, nil
 }
@@ -267,9 +229,4 @@ func hiddenUnspelled(pattern, key string) bool {
 		}
 	}
 	return false
-}
-
-func containsKey(objs []Object, key string) bool {
-	i := sort.Search(len(objs), func(i int) bool { return objs[i].Key >= key })
-	return i < len(objs) && objs[i].Key == key
 }

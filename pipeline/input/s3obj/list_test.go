@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
 )
 
@@ -18,45 +19,36 @@ func keysOf(objs []s3obj.Object) []string {
 	return ks
 }
 
-func TestList(t *testing.T) {
+// exportStore returns a store and a bucket holding s3test.ExportKeys.
+func exportStore(t *testing.T) (*env, *s3obj.Store) {
 	e := newEnv(t)
 	s := e.store(t, e.ep)
-	for _, k := range []string{
-		"spark/_SUCCESS",
-		"spark/part-00001-c000.snappy.parquet",
-		"spark/part-00000-c000.snappy.parquet",
-		"spark/date=2024-01-02/part-00000.parquet",
-		"spark/date=2024-01-01/part-00000.parquet",
-		"spark/date=2024-01-01/.part-00000.parquet.crc",
-		"spark/_temporary/0/part-00009.parquet",
-		"spark/.hidden/x.parquet",
-		"spark/urls.csv",
-		"spark/b.arrow",
-		"nosuccess/data_0_0_0.snappy.parquet",
-		"delta/_delta_log/00000000000000000000.json",
-		"delta/part-00000.parquet",
-		"one/file.csv",
-	} {
-		e.put(t, k, []byte("x"+k))
-	}
-	e.put(t, "spark/empty-folder/", nil) // a console's "folder"
+	s3test.PutExport(t, e.c, e.bucket)
+	return e, s
+}
+
+// TestList: ListFolder and Glob over the layouts exports leave
+// (pipeline/input's TestExpandS3 tests what an argument stands for, from
+// them).
+func TestList(t *testing.T) {
+	e, s := exportStore(t)
 	ctx := context.Background()
 	parquet := func(k string) bool { return strings.HasSuffix(k, ".parquet") || strings.HasSuffix(k, ".arrow") }
-	u := "s3://" + e.bucket + "/"
 	tests := []struct {
-		arg  string
-		opt  s3obj.ListOptions
+		glob bool   // Glob, else ListFolder
+		arg  string // the prefix or the pattern
+		keep func(string) bool
 		want []string
 		err  error // errors.Is
 	}{
-		{arg: u + "spark/", opt: s3obj.ListOptions{Keep: parquet}, want: []string{
+		{arg: "spark/", keep: parquet, want: []string{
 			"spark/b.arrow",
 			"spark/date=2024-01-01/part-00000.parquet",
 			"spark/date=2024-01-02/part-00000.parquet",
 			"spark/part-00000-c000.snappy.parquet",
 			"spark/part-00001-c000.snappy.parquet",
 		}},
-		{arg: u + "spark/", want: []string{ // every format, in lexical order
+		{arg: "spark/", want: []string{ // every format, in lexical order
 			"spark/b.arrow",
 			"spark/date=2024-01-01/part-00000.parquet",
 			"spark/date=2024-01-02/part-00000.parquet",
@@ -64,54 +56,45 @@ func TestList(t *testing.T) {
 			"spark/part-00001-c000.snappy.parquet",
 			"spark/urls.csv",
 		}},
-		{arg: u + "spark", opt: s3obj.ListOptions{Keep: parquet, RequireSuccess: true}, want: []string{ // a folder without its slash
-			"spark/b.arrow",
-			"spark/date=2024-01-01/part-00000.parquet",
-			"spark/date=2024-01-02/part-00000.parquet",
+		{arg: "one/", keep: parquet, want: []string{}}, // keys, none kept: no error
+		{glob: true, arg: "spark/part-*.parquet", want: []string{
 			"spark/part-00000-c000.snappy.parquet",
 			"spark/part-00001-c000.snappy.parquet",
 		}},
-		{arg: u + "spark/part-*.parquet", want: []string{
-			"spark/part-00000-c000.snappy.parquet",
-			"spark/part-00001-c000.snappy.parquet",
-		}},
-		{arg: u + "spark/part-*.parquet", opt: s3obj.ListOptions{RequireSuccess: true}, want: []string{
-			"spark/part-00000-c000.snappy.parquet",
-			"spark/part-00001-c000.snappy.parquet",
-		}},
-		{arg: u + "spark/date=*/*", want: []string{
+		{glob: true, arg: "spark/date=*/*", want: []string{
 			"spark/date=2024-01-01/part-00000.parquet",
 			"spark/date=2024-01-02/part-00000.parquet",
 		}},
-		{arg: u + "spark/*", want: []string{"spark/b.arrow", "spark/part-00000-c000.snappy.parquet", "spark/part-00001-c000.snappy.parquet", "spark/urls.csv"}},
-		{arg: u + "spark/_SUCC?SS", want: []string{"spark/_SUCCESS"}}, // spelled out by the pattern
-		{arg: u + "spark/part-0000[1]-*", want: []string{"spark/part-00001-c000.snappy.parquet"}},
-		{arg: u + "one/file.csv", want: []string{"one/file.csv"}},
-		{arg: u + "nosuccess/", want: []string{"nosuccess/data_0_0_0.snappy.parquet"}},
-		{arg: u + "nosuccess/", opt: s3obj.ListOptions{RequireSuccess: true}, err: s3obj.ErrRefused},
-		{arg: u + "nosuccess/data_*", opt: s3obj.ListOptions{RequireSuccess: true}, err: s3obj.ErrRefused},
-		{arg: u + "delta/", err: s3obj.ErrRefused},
-		{arg: u + "delta/part-*", err: s3obj.ErrRefused},
-		{arg: u + "spark/nothing-*.parquet", err: s3obj.ErrNotExist},
-		{arg: u + "one/missing.csv", err: s3obj.ErrNotExist},
-		{arg: u + "missing/", err: s3obj.ErrNotExist},
-		{arg: u + "spark/[", err: nil}, // bad pattern: an error, checked below
-		{arg: "s3://" + e.bucket + "-missing/x.csv", err: s3obj.ErrNotExist},
+		{glob: true, arg: "spark/*", want: []string{"spark/b.arrow", "spark/part-00000-c000.snappy.parquet", "spark/part-00001-c000.snappy.parquet", "spark/urls.csv"}},
+		{glob: true, arg: "spark/_SUCC?SS", want: []string{"spark/_SUCCESS"}}, // spelled out by the pattern
+		{glob: true, arg: "spark/part-0000[1]-*", want: []string{"spark/part-00001-c000.snappy.parquet"}},
+		{glob: true, arg: "spark/nothing-*.parquet", want: []string{}},
+		{arg: "nosuccess/", want: []string{"nosuccess/data_0_0_0.snappy.parquet"}},
+		{arg: "delta/", err: s3obj.ErrRefused},
+		{glob: true, arg: "delta/part-*", err: s3obj.ErrRefused},
+		{arg: "missing/", err: s3obj.ErrNotExist},
+		{glob: true, arg: "spark/[", err: nil}, // bad pattern: an error, checked below
 	}
 	for _, tt := range tests {
-		objs, err := s.List(ctx, tt.arg, tt.opt)
+		var objs []s3obj.Object
+		var err error
+		if tt.glob {
+			objs, err = s.Glob(ctx, e.bucket, tt.arg)
+		} else {
+			objs, err = s.ListFolder(ctx, e.bucket, tt.arg, tt.keep)
+		}
 		switch {
 		case tt.want == nil && err == nil:
-			t.Errorf("List(%s, %+v): no error, want one; got %v", tt.arg, tt.opt.RequireSuccess, keysOf(objs))
+			t.Errorf("%s: no error, want one; got %v", tt.arg, keysOf(objs))
 		case tt.want == nil:
-			oneLine(t, err, "s3://"+strings.TrimPrefix(tt.arg, "s3://")[:5])
+			oneLine(t, err, "s3://"+e.bucket+"/")
 			if tt.err != nil && !errors.Is(err, tt.err) {
-				t.Errorf("List(%s): %v; want errors.Is %v", tt.arg, err, tt.err)
+				t.Errorf("%s: %v; want errors.Is %v", tt.arg, err, tt.err)
 			}
 		case err != nil:
-			t.Errorf("List(%s): %v", tt.arg, err)
-		case !slices.Equal(keysOf(objs), tt.want):
-			t.Errorf("List(%s, %+v) = %q\nwant %q", tt.arg, tt.opt.RequireSuccess, keysOf(objs), tt.want)
+			t.Errorf("%s: %v", tt.arg, err)
+		case !slices.Equal(keysOf(objs), tt.want) && len(objs)+len(tt.want) > 0:
+			t.Errorf("%s = %q\nwant %q", tt.arg, keysOf(objs), tt.want)
 		}
 		for _, o := range objs {
 			if o.Size != int64(len("x"+o.Key)) || o.ETag == "" || o.Bucket != e.bucket {
@@ -119,13 +102,30 @@ func TestList(t *testing.T) {
 			}
 		}
 	}
-	_, err := s.List(ctx, u+"delta/", s3obj.ListOptions{})
-	if err == nil || !strings.Contains(err.Error(), "_delta_log") {
+	if _, err := s.ListFolder(ctx, e.bucket, "delta/", nil); err == nil || !strings.Contains(err.Error(), "_delta_log") {
 		t.Errorf("delta: %v", err)
 	}
-	_, err = s.List(ctx, u+"nosuccess/", s3obj.ListOptions{RequireSuccess: true})
-	if err == nil || !strings.Contains(err.Error(), "_SUCCESS") || !strings.Contains(err.Error(), "s3://"+e.bucket+"/nosuccess/") {
-		t.Errorf("require success: %v", err)
+}
+
+// TestListMarkers: IsFolder and HasSuccess.
+func TestListMarkers(t *testing.T) {
+	e, s := exportStore(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		prefix string
+		want   bool
+	}{{"spark/", true}, {"spark", true}, {"one/", true}, {"missing/", false}, {"one/file.csv/", false}} {
+		if got, err := s.IsFolder(ctx, e.bucket, tt.prefix); err != nil || got != tt.want {
+			t.Errorf("IsFolder(%q) = %v, %v; want %v", tt.prefix, got, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		folder string
+		want   bool
+	}{{"spark/", true}, {"nosuccess/", false}, {"", false}} {
+		if got, err := s.HasSuccess(ctx, e.bucket, tt.folder); err != nil || got != tt.want {
+			t.Errorf("HasSuccess(%q) = %v, %v; want %v", tt.folder, got, err, tt.want)
+		}
 	}
 }
 

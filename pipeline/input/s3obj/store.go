@@ -11,13 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/url"
-	"strings"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -128,8 +124,8 @@ func (e *Error) Unwrap() error { return e.Err }
 func objURL(bucket, key string) string { return "s3://" + bucket + "/" + key }
 
 // explain turns the SDK's layered error from a request on bucket/key into
-// one *Error that says what is wrong and what to check (after the S3
-// sink's explain, of which it keeps the wording).
+// one *Error that says what is wrong and what to check, in
+// s3client.Explain's words, wrapping its sentinel.
 func explain(err error, bucket, key string) error {
 	u := objURL(bucket, key)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -141,39 +137,19 @@ func explain(err error, bucket, key string) error {
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
-		code := ae.ErrorCode()
-		switch code {
+		switch ae.ErrorCode() {
 		case "PreconditionFailed":
 			return &Error{u, ErrChanged.Error(), errors.Join(ErrChanged, err)}
-		case "NoSuchKey":
-			return &Error{u, "no such object (NoSuchKey)", errors.Join(ErrNotExist, err)}
-		case "NotFound": // HEAD has no body, so no code but the status
-			return &Error{u, "no such object or bucket (NotFound)", errors.Join(ErrNotExist, err)}
-		case "NoSuchBucket":
-			return &Error{u, fmt.Sprintf("bucket %q does not exist (NoSuchBucket)", bucket), errors.Join(ErrNotExist, err)}
-		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
-			"XAdminUserNotFound": // versitygw's InvalidAccessKeyId
-			return &Error{u, fmt.Sprintf("the store refused the credentials (%s): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile", code), errors.Join(ErrPermission, err)}
-		case "AccessDenied", "Forbidden":
-			return &Error{u, fmt.Sprintf("access denied (%s): check the credentials and the bucket policy (s3:ListBucket, s3:GetObject)", code), errors.Join(ErrPermission, err)}
 		case "InvalidRange":
 			return &Error{u, "the object is shorter than listed (InvalidRange)", errors.Join(ErrChanged, err)}
 		}
-		return &Error{u, fmt.Sprintf("%s: %s", code, ae.ErrorMessage()), err}
 	}
-	var re *retry.MaxAttemptsError
-	var ne net.Error
-	var ue *url.Error
-	if errors.As(err, &ne) || errors.As(err, &ue) || errors.As(err, &re) {
-		msg := err.Error()
-		var oe *net.OpError
-		if errors.As(err, &oe) {
-			msg = oe.Error()
-		}
-		return &Error{u, "cannot reach the S3 endpoint: " + msg, err}
+	var se *s3client.Error
+	if !errors.As(s3client.Explain(err, bucket, key, "s3:ListBucket, s3:GetObject"), &se) {
+		return &Error{u, err.Error(), err}
 	}
-	if strings.Contains(err.Error(), "retrieve credentials") {
-		return &Error{u, "no AWS credentials found (environment, shared config, profile, IMDS): " + err.Error(), errors.Join(ErrPermission, err)}
+	if se.Kind != nil {
+		return &Error{u, se.Msg, errors.Join(se.Kind, err)}
 	}
-	return &Error{u, err.Error(), err}
+	return &Error{u, se.Msg, err}
 }

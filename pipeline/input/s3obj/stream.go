@@ -34,6 +34,11 @@ func (s *Store) NewStream(ctx context.Context, o Object) *Stream {
 	return &Stream{s: s, ctx: ctx, o: o}
 }
 
+// NewStreamAt returns a Stream of o from byte off on (0 <= off <= o.Size).
+func (s *Store) NewStreamAt(ctx context.Context, o Object, off int64) *Stream {
+	return &Stream{s: s, ctx: ctx, o: o, pos: min(max(off, 0), o.Size)}
+}
+
 // Read reads the next bytes of the object. Errors name it and are sticky.
 func (r *Stream) Read(p []byte) (int, error) {
 	if r.err != nil {

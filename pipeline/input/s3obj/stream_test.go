@@ -150,7 +150,7 @@ func TestErrors(t *testing.T) {
 	}
 	oneLine(t, err, "s3://"+e.bucket+"/in/a.csv")
 	t.Log(err)
-	_, err = e.store(t, deny.URL).List(ctx, "s3://"+e.bucket+"/in/", s3obj.ListOptions{})
+	_, err = e.store(t, deny.URL).ListFolder(ctx, e.bucket, "in/", nil)
 	if !errors.Is(err, s3obj.ErrPermission) {
 		t.Errorf("access denied: %v", err)
 	}

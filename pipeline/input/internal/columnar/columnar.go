@@ -1,7 +1,9 @@
 // Package columnar holds what the Parquet and Arrow IPC readers share: the
-// spans of values they copy into a batch, the text of typed values (dates,
-// timestamps, decimals, floats), and the shapes of the list extension
-// columns.
+// skeleton of a reader (Map finds and opens its columns, Filler runs its
+// Fill, OpenFile opens a local file), the spans of values they copy into a
+// batch, the text of typed values (dates, timestamps, decimals, floats), and
+// the shapes of the list extension columns. Each reader keeps only what its
+// format decides: how a column is typed and how its values are taken.
 package columnar
 
 import (

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/sitemapgen/sitemapgen/publish"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+const unlockUsage = `Usage: sitemapgen unlock [flags]
+
+Removes the lock of the set NAME in DEST (.NAME.lock) that a run left behind.
+By default only a stale lock is removed: on S3 one past its expiry (a run
+killed, or cut off from S3, before it could release it), in a folder one that
+no process holds. A live lock is left and its holder named; --force removes
+it anyway: use it only when you know that run is dead (a killed container, a
+lost host), since a run that still lives would publish beside the next one.
+
+Exit status: 0 removed, or no lock; 1 a live lock left (without --force), or
+an error; 2 usage error. See "Overlapping runs" in docs/output.md.
+
+Flags:
+`
+
+type unlockFlags struct {
+	out, name, s3Endpoint string
+	force, s3PathStyle    bool
+}
+
+func newUnlockFlags(stderr io.Writer) (*flag.FlagSet, *unlockFlags) {
+	f := &unlockFlags{}
+	fs := flag.NewFlagSet("unlock", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), unlockUsage)
+		printDefaults(fs)
+	}
+	fs.StringVar(&f.out, "out", "sitemaps", "the destination: a local folder or s3://bucket/prefix (as given to generate)")
+	fs.StringVar(&f.name, "name", "sitemap", "file name stem of the set (as given to generate)")
+	fs.BoolVar(&f.force, "force", false, "remove the lock even if it is live: only when you know its holder is dead")
+	fs.StringVar(&f.s3Endpoint, "s3-endpoint", "", "endpoint URL of an S3-compatible store (default: AWS_ENDPOINT_URL or AWS)")
+	fs.BoolVar(&f.s3PathStyle, "s3-path-style", false, "path-style S3 addressing (bucket in the path), as most S3-compatible stores want")
+	return fs, f
+}
+
+func unlock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	flags, f := newUnlockFlags(stderr)
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if flags.NArg() > 0 {
+		fmt.Fprintf(stderr, "sitemapgen unlock: unexpected argument %q (the destination is --out)\nRun 'sitemapgen help unlock' for usage.\n", flags.Arg(0))
+		return exitUsage
+	}
+	store, err := f.locker(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
+		if isUsage(err) {
+			return exitUsage
+		}
+		return exitFail
+	}
+	h, err := store.Unlock(ctx, publish.NewLayout(f.name).Lock(), f.force)
+	var locked *sink.LockedError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(stdout, "no lock: %v\n", err)
+		return exitOK
+	case errors.As(err, &locked) && locked.Note == "":
+		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
+		fmt.Fprintln(stderr, "Left in place. "+f.hint(locked))
+		return exitFail
+	case err != nil:
+		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "removed the lock %s%s of %v\n", dest(store), publish.NewLayout(f.name).Lock(), h)
+	return exitOK
+}
+
+// locker opens the destination without creating it.
+func (f *unlockFlags) locker(ctx context.Context) (sink.Locker, error) {
+	if strings.HasPrefix(f.out, "s3://") {
+		bucket, prefix, err := sink.ParseS3URL(f.out)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--out: %w", err)}
+		}
+		return sink.NewS3(ctx, sink.S3Options{Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle})
+	}
+	if st, err := os.Stat(f.out); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--out %s: not a folder", f.out)
+	}
+	return sink.NewLocal(f.out)
+}
+
+// dest is the destination as the start of a lock's location.
+func dest(l sink.Locker) string {
+	s := fmt.Sprint(l)
+	if !strings.HasSuffix(s, "/") {
+		s += "/"
+	}
+	return s
+}
+
+// command is the unlock command line for this destination.
+func (f *unlockFlags) command(force bool) string {
+	args := []string{"sitemapgen", "unlock"}
+	if force {
+		args = append(args, "--force")
+	}
+	args = append(args, "--out", shellQuote(f.out))
+	if f.name != "sitemap" {
+		args = append(args, "--name", shellQuote(f.name))
+	}
+	if f.s3Endpoint != "" {
+		args = append(args, "--s3-endpoint", shellQuote(f.s3Endpoint))
+	}
+	if f.s3PathStyle {
+		args = append(args, "--s3-path-style")
+	}
+	return strings.Join(args, " ")
+}
+
+// lockedHint tells the operator of a run refused by a lock what to do.
+func lockedHint(e *sink.LockedError, g *generateFlags) string {
+	u := unlockFlags{out: g.out, name: g.name, s3Endpoint: g.s3Endpoint, s3PathStyle: g.s3PathStyle}
+	return u.hint(e)
+}
+
+// hint says how to clear the lock e reports.
+func (f *unlockFlags) hint(e *sink.LockedError) string {
+	if !e.Expiry {
+		return "A folder's lock ends when the process holding it exits: stop that process. If it hangs on another host that mounts the folder: " + f.command(true)
+	}
+	return "If you know that run is dead (killed, or cut off from S3 before it could release the lock): " + f.command(true) +
+		"; else the lock expires --lock-ttl after its last renewal"
+}
+
+// shellQuote quotes s for a POSIX shell if it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:+=@%,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

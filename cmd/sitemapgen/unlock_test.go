@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sitemapgen/sitemapgen/internal/s3test"
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/sink"
+)
+
+// deadLock is the lock object of a run that died at 02:00 with a 10m ttl.
+const deadLock = `{"owner":"sitemapgen pid 1 on etl-3","token":"0123456789abcdef0123456789abcdef",` +
+	`"acquired":"2026-01-01T02:00:00Z","renewed":"2026-01-01T02:06:40Z","expires":"2026-01-01T02:16:40Z"}`
+
+// TestUnlockS3: a lock past its expiry is removed by default; a live one is
+// left, its holder named, unless --force.
+func TestUnlockS3(t *testing.T) {
+	e := newS3Env(t)
+	dest := "s3://" + e.bucket + "/" + e.prefix
+	unlock := func(extra ...string) (int, string, string) {
+		return sitemapgen(t, "", append([]string{"unlock", "--out", dest, "--s3-endpoint", e.ep, "--s3-path-style"}, extra...)...)
+	}
+	if code, stdout, stderr := unlock(); code != 0 || !strings.Contains(stdout, "no lock") {
+		t.Fatalf("unlock of no lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	s3test.Put(t, e.c, e.bucket, e.prefix+".sitemap.lock", []byte(deadLock))
+	code, stdout, stderr := unlock()
+	if code != 0 || !strings.Contains(stdout, "removed the lock "+dest+".sitemap.lock of sitemapgen pid 1 on etl-3 (run 01234567) since 2026-01-01T02:00:00Z") {
+		t.Fatalf("unlock of an expired lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if keys := s3test.Keys(t, e.c, e.bucket, ""); len(keys) != 0 {
+		t.Fatalf("unlock left %q", keys)
+	}
+
+	// A live run's lock, under another name.
+	s, err := sink.NewS3(context.Background(), sink.S3Options{Bucket: e.bucket, Prefix: e.prefix, Endpoint: e.ep, PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := s.Lock(context.Background(), ".news.lock", "sitemapgen pid 4121 on etl-4", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Release(context.Background())
+	code, stdout, stderr = unlock("--name", "news")
+	for _, want := range []string{"another run holds the destination", "sitemapgen pid 4121 on etl-4 (run " + live.Holder().Run() + ")",
+		"expires at", "If you know that run is dead (killed, or cut off from S3 before it could release the lock): sitemapgen unlock --force --out " + dest + " --name news --s3-endpoint " + e.ep + " --s3-path-style"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("unlock of a live lock does not say %q:\n%s", want, stderr)
+		}
+	}
+	if code != 1 || live.Err() != nil {
+		t.Fatalf("unlock of a live lock: exit %d (want 1), the lock: %v\n%s%s", code, live.Err(), stdout, stderr)
+	}
+	if code, stdout, stderr := unlock("--name", "news", "--force"); code != 0 || !strings.Contains(stdout, "removed the lock") {
+		t.Fatalf("unlock --force of a live lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if keys := s3test.Keys(t, e.c, e.bucket, ""); len(keys) != 0 {
+		t.Fatalf("unlock --force left %q", keys)
+	}
+}
+
+// TestUnlockFolder: the lock file a killed run left is removed; a lock a
+// live process holds is left unless --force; a missing folder is not
+// created.
+func TestUnlockFolder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 1 || !strings.Contains(stderr, "not a folder") {
+		t.Fatalf("unlock of a missing folder: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("unlock created the folder")
+	}
+	os.Mkdir(out, 0o755)
+	lock := filepath.Join(out, ".sitemap.lock")
+	os.WriteFile(lock, []byte(deadLock), 0o644) // no process holds it: its run was killed
+	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 0 || !strings.Contains(stdout, "removed the lock") {
+		t.Fatalf("unlock of a stale lock file: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("stale lock file left")
+	}
+
+	l, err := sink.NewLocal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := l.Lock(context.Background(), ".sitemap.lock", "sitemapgen pid 4121 on etl-3", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Release(context.Background())
+	// A run beside it is refused, and told who holds it since when.
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--now", "2020-01-02T03:04:05Z", "../../testdata/sample.csv")
+	for _, want := range []string{"another run holds the destination: " + lock + " is held by sitemapgen pid 4121 on etl-3 (run " + live.Holder().Run() + ") since " +
+		live.Holder().Acquired.Format(time.RFC3339), "it ends when that process exits", "sitemapgen unlock --force --out " + out} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("refused run does not say %q:\n%s", want, stderr)
+		}
+	}
+	if code != 1 || strings.Contains(stderr, "2020-01-02") {
+		t.Errorf("refused run: exit %d, want 1, and not --now as the lock's time\n%s", code, stderr)
+	}
+	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 1 || !strings.Contains(stderr, "ends when that process exits") {
+		t.Fatalf("unlock of a live lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("unlock removed a live lock without --force: %v", err)
+	}
+	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out, "--force"); code != 0 || !strings.Contains(stdout, "removed the lock") {
+		t.Fatalf("unlock --force: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "../../testdata/sample.csv"); code != 0 {
+		t.Fatalf("run after unlock --force: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestUnlockUsage(t *testing.T) {
+	if code, stdout, _ := sitemapgen(t, "", "help", "unlock"); code != 0 || !strings.Contains(stdout, "--force") || !strings.Contains(stdout, "stale") {
+		t.Errorf("help unlock: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := sitemapgen(t, "", "help"); code != 0 || !strings.Contains(stdout, "sitemapgen unlock") {
+		t.Errorf("help does not list unlock: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := sitemapgen(t, "", "unlock", "out"); code != 2 || !strings.Contains(stderr, "--out") {
+		t.Errorf("unlock with an argument: exit %d, want 2\n%s", code, stderr)
+	}
+}
+
+// forcedWhileHeld starts a run that holds the lock of dest (its input stays
+// open), removes the lock with unlock --force, lets another run publish,
+// then ends the first run's input: the first run, whose lock was taken
+// from it, must publish nothing, and the live set must be the second's.
+// (The first run leaves its shards: it cannot tell them from the second
+// run's, so it deletes nothing; the next run removes them.)
+func forcedWhileHeld(t *testing.T, gen []string, lockExists func() bool, unlockArgs []string, live func() *xmltest.Set) {
+	first := child(append(gen, "-")...)
+	stdin, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstErr strings.Builder
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	fmt.Fprintln(stdin, "loc")
+	for i := range 3000 {
+		fmt.Fprintf(stdin, "%sa/%d\n", base, i)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !lockExists(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first run took no lock\n%s", firstErr.String())
+		}
+	}
+	if code, stdout, stderr := sitemapgen(t, "", append([]string{"unlock", "--force"}, unlockArgs...)...); code != 0 {
+		t.Fatalf("unlock --force: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := sitemapgen(t, "", append(gen, "--max-shrink", "100%", overlapInput(t, "b", 2000))...); code != 0 {
+		t.Fatalf("run after unlock --force: exit %d\n%s", code, stderr)
+	}
+	stdin.Close()
+	first.Wait()
+	if code := first.ProcessState.ExitCode(); code != 1 || !strings.Contains(firstErr.String(), "lock") {
+		t.Fatalf("the run whose lock was removed: exit %d, want 1 (lock lost)\n%s", code, firstErr.String())
+	}
+	if urls := allURLs(live()); len(urls) != 2000 || !strings.Contains(urls[0], "/b/") {
+		t.Fatalf("the live set lists %d URLs, want the second run's 2000", len(urls))
+	}
+}
+
+// TestUnlockForceS3WhileHolderLives: --force on a lock whose holder still
+// lives; that run finds out before its switch, at the latest.
+func TestUnlockForceS3WhileHolderLives(t *testing.T) {
+	e := newS3Env(t)
+	dest := "s3://" + e.bucket + "/" + e.prefix
+	forcedWhileHeld(t, e.args(e.ep, "--max-urls", "100"), func() bool {
+		_, err := e.c.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &e.bucket, Key: aws.String(e.prefix + ".sitemap.lock")})
+		return err == nil
+	}, []string{"--out", dest, "--s3-endpoint", e.ep, "--s3-path-style"}, func() *xmltest.Set {
+		dir, _ := e.download(t)
+		return xmltest.ReadSet(t, dir, base, "sitemap.xml", "sitemap-robots.txt")
+	})
+}
+
+// TestUnlockForceFolderWhileHolderLives: the same in a folder.
+func TestUnlockForceFolderWhileHolderLives(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	forcedWhileHeld(t, []string{"generate", "--public-url", base, "--out", out, "--max-urls", "100"}, func() bool {
+		_, err := os.Stat(filepath.Join(out, ".sitemap.lock"))
+		return err == nil
+	}, []string{"--out", out}, func() *xmltest.Set {
+		return xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
+	})
+}
