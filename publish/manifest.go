@@ -150,6 +150,10 @@ func ReadManifest(ctx context.Context, r interface {
 	return &m, raw, nil
 }
 
+// MaxManifestSize bounds the manifest a run reads: a generation of
+// 1,000,000 files (50 billion URLs) describes itself in about 400 MB.
+const MaxManifestSize = 1 << 30
+
 // ErrNowBeforeLast reports a run whose time (--now, or the clock) is
 // earlier than the published manifest's: the files it changes would be
 // dated before the unchanged ones, and a crawler that came in between

@@ -158,6 +158,10 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	if err := t.list(ctx); err != nil {
 		return nil, err
 	}
+	if in, ok := t.info[l.Manifest()]; ok && in.Size > MaxManifestSize {
+		return nil, fmt.Errorf("%s: manifest %s: %d bytes, more than a manifest of this sitemapgen can hold (%d); move it away to start a new history",
+			store, l.Manifest(), in.Size, MaxManifestSize)
+	}
 	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
 		return nil, fmt.Errorf("%s: %w", store, err)
 	}
