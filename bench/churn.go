@@ -132,3 +132,31 @@ func SetLastmod(row []byte, lastmod string) []byte {
 	out := append(bytes.Clone(row[:at[2]+1]), lastmod...)
 	return append(out, row[at[1]:]...)
 }
+
+// Typical is a typical night's change: a section removed (a block of 1%
+// of the rows, as an export ordered by path holds a section), four pages
+// edited (their lastmod) and 1% new URLs at the end.
+func Typical(n Night, g *Generator, rng *rand.Rand) Night {
+	out := slices.Clone(n)
+	k := max(1, len(n)/100)
+	at := len(out) / 3
+	out = slices.Delete(out, at, min(at+k, len(out)))
+	for range 4 {
+		i := rng.IntN(len(out))
+		out[i] = SetLastmod(out[i], "2031-01-02")
+	}
+	return append(out, g.Rows(k)...)
+}
+
+// Scattered returns a change that sets the lastmod of share of the rows,
+// picked at random all over the night: nearly every sitemap changes.
+func Scattered(share float64) func(Night, *Generator, *rand.Rand) Night {
+	return func(n Night, _ *Generator, rng *rand.Rand) Night {
+		out := slices.Clone(n)
+		for range int(float64(len(n)) * share) {
+			i := rng.IntN(len(out))
+			out[i] = SetLastmod(out[i], "2031-01-02")
+		}
+		return out
+	}
+}

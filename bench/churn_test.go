@@ -56,3 +56,33 @@ func TestChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestNightlyChanges: Typical removes a block of 1%, edits at most four
+// rows and appends 1% new rows; Scattered(0.05) edits about 5% of the rows
+// and keeps their number; night 1 is left as it was.
+func TestNightlyChanges(t *testing.T) {
+	const n = 10_000
+	night1, g := FirstNight(3, n)
+	keep := slices.Clone(night1)
+	diff := func(a, b Night) (changed int) {
+		for i := range min(len(a), len(b)) {
+			if !bytes.Equal(a[i], b[i]) {
+				changed++
+			}
+		}
+		return changed
+	}
+	typ := Typical(night1, g, rand.New(rand.NewPCG(1, 2)))
+	if len(typ) != n || diff(night1[:n/3], typ[:n/3]) > 4 || !bytes.Equal(typ[n/3], night1[n/3+n/100]) {
+		t.Errorf("Typical: %d rows, %d of the first third edited", len(typ), diff(night1[:n/3], typ[:n/3]))
+	}
+	sc := Scattered(0.05)(night1, g, rand.New(rand.NewPCG(1, 2)))
+	if c := diff(night1, sc); len(sc) != n || c < n*4/100 || c > n*5/100 {
+		t.Errorf("Scattered(0.05): %d rows, %d edited; want %d, about %d", len(sc), c, n, n*5/100)
+	}
+	for i := range night1 {
+		if !bytes.Equal(night1[i], keep[i]) {
+			t.Fatal("night 1 changed")
+		}
+	}
+}

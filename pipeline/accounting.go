@@ -81,6 +81,7 @@ type Report struct {
 	Generation        int64              `json:"generation,omitempty"` // the manifest's generation now published
 	Uploaded          publish.Transfer   `json:"uploaded"`             // files written to the sink (or, dry run, to be written)
 	Skipped           publish.Transfer   `json:"skipped"`              // unchanged files already in the sink
+	Reused            int                `json:"reused"`               // of those, sitemaps not even compressed: their content was published
 	DryRun            bool               `json:"dry_run,omitempty"`
 	Plan              *Plan              `json:"plan,omitempty"` // dry run only
 	Error             string             `json:"error,omitempty"`
@@ -133,7 +134,7 @@ func inputReport(f *input.File, rows int64) InputReport {
 
 // stage timers, in nanoseconds.
 type stageTimes struct {
-	read, encode, cut, compress, write atomic.Int64
+	read, encode, cut, hash, compress, write atomic.Int64
 }
 
 func (t *stageTimes) seconds() map[string]float64 {
@@ -141,6 +142,7 @@ func (t *stageTimes) seconds() map[string]float64 {
 		"read":     float64(t.read.Load()) / 1e9,
 		"encode":   float64(t.encode.Load()) / 1e9,
 		"cut":      float64(t.cut.Load()) / 1e9,
+		"hash":     float64(t.hash.Load()) / 1e9,
 		"compress": float64(t.compress.Load()) / 1e9,
 		"write":    float64(t.write.Load()) / 1e9,
 	}

@@ -25,17 +25,28 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 	}
 	for s := range in {
 		t := time.Now()
+		var name string
+		if s.news {
+			name = r.layout.News(s.Num)
+		}
+		content := publish.Content{XMLSHA256: sha256.Sum256(s.Data), XMLSize: len(s.Data), Codec: c.ID()}
+		if f, ok := r.reuse(ctx, name, content); ok {
+			r.times.hash.Add(int64(time.Since(t)))
+			r.done(s, f)
+			r.progress.Shards.Add(1)
+			continue
+		}
+		r.times.hash.Add(int64(time.Since(t)))
+		t = time.Now()
 		gz, err := c.Compress(s.Data)
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
 		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
-		var name string
-		if s.news {
-			name = r.layout.News(s.Num)
-		} else {
+		if !s.news {
 			name = r.tx.ShardName(s.Num, len(gz), sum)
 		}
+		f := publish.DescribeGzip(name, gz, sum, content)
 		var buf []byte
 		select {
 		case buf = <-r.gzFree:
@@ -47,25 +58,9 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 			// regrowth would leave garbage that only the next GC returns.
 			buf = make([]byte, 0, len(gz)+len(gz)/2)
 		}
-		u := upload{file: publish.DescribeSum(name, len(gz), sum), data: append(buf[:0], gz...), news: s.news}
+		u := upload{file: f, data: append(buf[:0], gz...), news: s.news}
 		r.times.compress.Add(int64(time.Since(t)))
-		r.mu.Lock()
-		files, cutter := &r.shards, r.cutter
-		if s.news {
-			files, cutter = &r.newsFiles, r.news
-		}
-		for len(*files) < s.Num {
-			*files = append(*files, publish.File{})
-		}
-		(*files)[s.Num-1] = u.file
-		r.rep.BytesUncompressed += int64(len(s.Data))
-		r.rep.BytesCompressed += int64(len(gz))
-		r.mu.Unlock()
-		cutter.Recycle(s.Sitemap)
-		select {
-		case r.shardRoom <- struct{}{}:
-		default: // the last shard needed no room after it
-		}
+		r.done(s, f)
 		select {
 		case out <- u:
 		case <-ctx.Done():
@@ -73,4 +68,38 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		}
 	}
 	return nil
+}
+
+// reuse returns the published file holding content, if the run may reuse
+// one (publish.Tx.Reuse).
+func (r *run) reuse(ctx context.Context, name string, content publish.Content) (publish.File, bool) {
+	if r.cfg.CompressAll {
+		return publish.File{}, false
+	}
+	f, ok := r.tx.Reuse(ctx, name, content)
+	if ok {
+		r.reused.Add(1)
+	}
+	return f, ok
+}
+
+// done records the file of sitemap s, compressed or reused, and recycles s.
+func (r *run) done(s cutShard, f publish.File) {
+	r.mu.Lock()
+	files, cutter := &r.shards, r.cutter
+	if s.news {
+		files, cutter = &r.newsFiles, r.news
+	}
+	for len(*files) < s.Num {
+		*files = append(*files, publish.File{})
+	}
+	(*files)[s.Num-1] = f
+	r.rep.BytesUncompressed += int64(len(s.Data))
+	r.rep.BytesCompressed += f.Size
+	r.mu.Unlock()
+	cutter.Recycle(s.Sitemap)
+	select {
+	case r.shardRoom <- struct{}{}:
+	default: // the last shard needed no room after it
+	}
 }

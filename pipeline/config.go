@@ -54,8 +54,11 @@ type Config struct {
 	Workers    int // encoding goroutines (0: GOMAXPROCS)
 	GzipLevel  int // 1..9
 	GzipProcs  int // goroutines per shard: 0 spreads each shard over all cores (pgzip), 1 compresses one shard per core
-	LastmodTZ  *time.Location
-	Columns    [input.NumColumns]string // input column names ("" = default)
+	// CompressAll compresses every sitemap, reusing no published file of
+	// the same content: the same bytes, at the cost of a first night.
+	CompressAll bool
+	LastmodTZ   *time.Location
+	Columns     [input.NumColumns]string // input column names ("" = default)
 	// MediaQuery is the media attribute of media-alternate links
 	// ("": encode.DefaultMediaQuery).
 	MediaQuery string
@@ -92,8 +95,9 @@ type Config struct {
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
-	// error fails the run and nothing new is published.
-	Verify func(ctx context.Context, root string, data []byte) error
+	// error fails the run and nothing new is published. trusted reports
+	// the files it need not read again (publish.Options.Verify).
+	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
 	// Switched is publish.Options.Switched: called after the switch, before
 	// the prune, with the manifests before and after.
 	Switched func(ctx context.Context, prev, next *publish.Manifest)

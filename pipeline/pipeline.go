@@ -56,6 +56,7 @@ type run struct {
 	shards    []publish.File // by shard number - 1
 	newsFiles []publish.File // by news sitemap number - 1
 	readOK    atomic.Bool    // every input was read to its end without error
+	reused    atomic.Int64   // sitemaps reused without compression
 	rowsRead  atomic.Int64   // rows handed out by the inputs
 }
 
@@ -119,6 +120,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.tx.Abort(ctx)
 	}
 	rep.Uploaded, rep.Skipped, _ = r.tx.Transfers()
+	rep.Reused = int(r.reused.Load())
 	// Rows read but not accounted (in flight when the run failed), so that
 	// rows = urls + rejected + unfinished holds on every path.
 	accounted := rep.Rows

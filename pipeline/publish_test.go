@@ -71,8 +71,7 @@ func TestSkipUnchangedAndGrace(t *testing.T) {
 	for _, f := range m1.Files {
 		data, err := os.ReadFile(filepath.Join(dir, f.Name))
 		d := publish.Describe(f.Name, data)
-		d.Modified = f.Modified // when it was published, checked below
-		if err != nil || d != f {
+		if err != nil || d.Name != f.Name || d.Size != f.Size || d.SHA256 != f.SHA256 {
 			t.Fatalf("manifest entry %+v does not match the file (%v)", f, err)
 		}
 	}

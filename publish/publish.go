@@ -49,8 +49,11 @@ type Options struct {
 	Force     bool // publish despite MaxShrink
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
-	// error fails the publish and nothing new is published.
-	Verify func(ctx context.Context, root string, data []byte) error
+	// error fails the publish and nothing new is published. trusted
+	// reports the files it need not read again: reused unchanged (checked
+	// at the destination) from a generation that a Verify passed. The
+	// manifest records the files a Verify passed.
+	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
 	// LockTTL is how long the destination's lock outlives a run that died
 	// without releasing it, on a store that cannot see it die (S3); a live
 	// run renews it. 0: DefaultLockTTL.
@@ -96,19 +99,26 @@ type Tx struct {
 	opt    Options
 	log    *slog.Logger
 
-	start   time.Time
-	lock    sink.Lock         // nil: the store cannot lock
-	before  []string          // the store's files at Begin
-	prev    *Manifest         // the published manifest, nil if none
-	prevRaw []byte            // its bytes, restored if the publish fails after replacing it
-	known   map[string]File   // files of kept generations present in the store
-	dated   map[string]File   // files of kept generations that carry a Modified, by name
-	shardOf map[string]string // "sha256 size" -> the kept shard holding those bytes (see ShardName)
+	start    time.Time
+	lock     sink.Lock            // nil: the store cannot lock
+	before   []string             // the store's files at Begin
+	info     map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
+	prev     *Manifest            // the published manifest, nil if none
+	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
+	known    map[string]File      // files of kept generations present in the store
+	dated    map[string]File      // files of kept generations that carry a Modified, by name
+	shardOf  map[string]string    // "sha256 size" -> the kept shard holding those bytes (see ShardName)
+	reuse    map[string]File      // content key -> the kept shard holding that content (see Reuse)
+	datedXML map[string]string    // "xml_sha256 xml_size" -> when that XML was first published
 
 	mu       sync.Mutex
 	uploaded Transfer
 	skipped  Transfer
 	skips    []string          // names of the files skipped
+	given    map[string]bool   // kept shard names given out (ShardName, Reuse)
+	checked  map[string]string // name -> why the stored file is not the manifest's ("": it is)
+	etags    map[string]string // name -> the ETag its put returned
+	trusted  map[string]bool   // files reused or skipped that a Verify passed (File.Verified)
 	written  []string          // names this publish put, for Abort
 	replaced map[string][]byte // fixed names this publish overwrote: their earlier bytes, for Abort
 	manifest bool              // the new manifest is in place
@@ -122,7 +132,9 @@ type Tx struct {
 // and the published manifest. The lock is held until Commit succeeds or
 // Abort returns.
 func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx, err error) {
-	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: opt.Now, replaced: map[string][]byte{}}
+	t := &Tx{store: store, layout: l, opt: opt, log: opt.Log, start: opt.Now, replaced: map[string][]byte{},
+		given: map[string]bool{}, checked: map[string]string{}, etags: map[string]string{},
+		trusted: map[string]bool{}}
 	if t.start.IsZero() {
 		t.start = time.Now()
 	}
@@ -143,31 +155,137 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 			}
 		}()
 	}
-	before, err := store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", store, err)
+	if err := t.list(ctx); err != nil {
+		return nil, err
 	}
-	t.before = before
+	if in, ok := t.info[l.Manifest()]; ok && in.Size > MaxManifestSize {
+		return nil, fmt.Errorf("%s: manifest %s: %d bytes, more than a manifest of this sitemapgen can hold (%d); move it away to start a new history",
+			store, l.Manifest(), in.Size, MaxManifestSize)
+	}
 	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
 		return nil, fmt.Errorf("%s: %w", store, err)
 	}
+	if t.prev != nil {
+		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
+			return nil, fmt.Errorf("%s: %w", store, err)
+		}
+	}
 	t.known = t.knownFiles()
-	t.shardOf = t.keptShards()
-	t.dated = map[string]File{}
+	t.shardOf, t.reuse = t.keptShards()
+	t.dated, t.datedXML = map[string]File{}, map[string]string{}
 	gens := t.prev.Generations()
 	for i := len(gens) - 1; i >= 0; i-- { // the newest generation wins
 		for _, f := range gens[i].Files {
-			if f.Modified != "" {
-				t.dated[f.Name] = f
+			if f.Modified == "" {
+				continue
+			}
+			t.dated[f.Name] = f
+			if f.XMLSHA256 != "" {
+				t.datedXML[contentKey(f.XMLSHA256, f.XMLSize)] = f.Modified
 			}
 		}
 	}
 	return t, nil
 }
 
-// modified returns the <lastmod> of f: when the bytes it holds were first
-// published (per the manifest), or now if they are new.
+// list reads what the store holds: names, and sizes and ETags where the
+// store tells them (sink.Stater).
+func (t *Tx) list(ctx context.Context) error {
+	st, ok := t.store.(sink.Stater)
+	if !ok {
+		before, err := t.store.List(ctx)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", t.store, err)
+		}
+		t.before = before
+		return nil
+	}
+	infos, err := st.ListInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", t.store, err)
+	}
+	t.info = make(map[string]sink.Info, len(infos))
+	for _, in := range infos {
+		t.before = append(t.before, in.Name)
+		t.info[in.Name] = in
+	}
+	return nil
+}
+
+// intact reports why the stored file f.Name is not the one f describes,
+// "" when it is, from what the listing said and, on a store that reads
+// tails cheaply, the gzip trailer: no file is read whole but a small
+// index on a store without ETags. Each name is checked once per publish.
+func (t *Tx) intact(ctx context.Context, f File, data []byte) string {
+	t.mu.Lock()
+	why, ok := t.checked[f.Name]
+	t.mu.Unlock()
+	if ok {
+		return why
+	}
+	why = t.check(ctx, f, data)
+	t.mu.Lock()
+	t.checked[f.Name] = why
+	t.mu.Unlock()
+	if why != "" {
+		t.log.Warn("the stored file is not the one the manifest describes: rewritten", "file", f.Name, "why", why)
+	}
+	return why
+}
+
+func (t *Tx) check(ctx context.Context, f File, data []byte) string {
+	if t.info == nil {
+		return "the store does not tell file sizes"
+	}
+	in, ok := t.info[f.Name]
+	switch {
+	case !ok:
+		return "missing"
+	case in.Size != f.Size:
+		return fmt.Sprintf("%d bytes, the manifest says %d", in.Size, f.Size)
+	case f.ETag != "" && in.ETag != "":
+		if in.ETag != f.ETag {
+			return fmt.Sprintf("ETag %s, the manifest says %s", in.ETag, f.ETag)
+		}
+		return ""
+	}
+	tl, ok := t.store.(sink.Tailer)
+	switch {
+	case !ok:
+	case f.Trailer != "":
+		tail, err := tl.Tail(ctx, f.Name, gzipTrailer)
+		if err != nil {
+			return "its gzip trailer cannot be read: " + err.Error()
+		}
+		if hex.EncodeToString(tail) != f.Trailer {
+			return "its gzip trailer (CRC-32 and length) differs from the manifest's"
+		}
+	case data != nil && len(data) <= maxCompared:
+		// A small file in hand (an index): compare it whole.
+		old, err := t.store.Get(ctx, f.Name)
+		if err != nil {
+			return "cannot be read: " + err.Error()
+		}
+		if !bytes.Equal(old, data) {
+			return "its bytes differ from the manifest's"
+		}
+	}
+	return ""
+}
+
+// maxCompared bounds the files intact reads whole: an index of 1,000
+// entries is about 150 KB.
+const maxCompared = 1 << 20
+
+// modified returns the <lastmod> of f: when the XML it holds was first
+// published (per the manifest), or now if it is new. A gzip file is known
+// by its XML, so compressing it another way does not re-date it.
 func (t *Tx) modified(f File, now string) string {
+	if f.XMLSHA256 != "" {
+		if d, ok := t.datedXML[contentKey(f.XMLSHA256, f.XMLSize)]; ok {
+			return d
+		}
+	}
 	if d, ok := t.dated[f.Name]; ok && d.SHA256 == f.SHA256 && d.Size == f.Size {
 		return d.Modified
 	}
@@ -235,6 +353,11 @@ func (t *Tx) knownFiles() map[string]File {
 	for _, n := range t.before {
 		present[n] = true
 	}
+	for _, f := range t.prev.Files {
+		if !present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
+			t.log.Warn("a file the published set lists is missing at the destination: rewritten", "file", f.Name)
+		}
+	}
 	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
 			if present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
@@ -249,17 +372,26 @@ func (t *Tx) knownFiles() map[string]File {
 // still holds by their bytes (SHA-256 and size): the current generation's
 // first, then the older ones', each in manifest order, the first name of
 // a given content winning, so the choice is the same on every run.
-func (t *Tx) keptShards() map[string]string {
-	m := map[string]string{}
+//
+// It indexes them likewise by their content (Content), for Reuse.
+func (t *Tx) keptShards() (byBytes map[string]string, byContent map[string]File) {
+	byBytes, byContent = map[string]string{}, map[string]File{}
 	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
-			k := contentKey(f.SHA256, f.Size)
-			if _, ok := t.known[f.Name]; ok && t.layout.IsShard(f.Name) && m[k] == "" {
-				m[k] = f.Name
+			if _, ok := t.known[f.Name]; !ok || !t.layout.IsShard(f.Name) {
+				continue
+			}
+			if k := contentKey(f.SHA256, f.Size); byBytes[k] == "" {
+				byBytes[k] = f.Name
+			}
+			if k := contentOf(f); k != "" {
+				if _, ok := byContent[k]; !ok {
+					byContent[k] = f
+				}
 			}
 		}
 	}
-	return m
+	return byBytes, byContent
 }
 
 func contentKey(sum string, size int64) string { return sum + " " + strconv.FormatInt(size, 10) }
@@ -276,11 +408,47 @@ func (t *Tx) ShardName(num, size int, sum [sha256.Size]byte) string {
 	k := contentKey(hex.EncodeToString(sum[:]), int64(size))
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if name := t.shardOf[k]; name != "" {
+	if name := t.shardOf[k]; name != "" && !t.given[name] {
 		delete(t.shardOf, k)
+		t.given[name] = true
 		return name
 	}
 	return t.layout.Shard(num, sum)
+}
+
+// Reuse returns the stored file that holds content c, when a kept
+// generation lists one and the store holds it intact (size, and the ETag
+// or the gzip trailer the manifest recorded): that file need be neither
+// compressed nor put, and is counted as skipped. For a shard (name "")
+// any kept shard of that content will do, given out once per publish as
+// ShardName does; a news sitemap (a fixed name) reuses only the file of its
+// name. A file that fails the check is not reused and its name is logged:
+// the caller compresses and puts it again. Safe for concurrent use.
+func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
+	k := c.key()
+	t.mu.Lock()
+	f, ok := t.known[name]
+	if name == "" {
+		f, ok = t.reuse[k]
+		ok = ok && !t.given[f.Name]
+		if ok {
+			delete(t.reuse, k)
+			t.given[f.Name] = true
+		}
+	} else {
+		ok = ok && contentOf(f) == k
+	}
+	t.mu.Unlock()
+	if !ok || t.intact(ctx, f, nil) != "" {
+		return File{}, false
+	}
+	f.Modified = "" // Commit dates it
+	t.mu.Lock()
+	t.skipped.add(f.Size, name == "")
+	t.skips = append(t.skips, f.Name)
+	t.trusted[f.Name] = f.Verified
+	t.mu.Unlock()
+	return f, true
 }
 
 // Transfers reports the files written so far and those skipped because
@@ -303,21 +471,51 @@ func (t *Tx) PutShard(ctx context.Context, f File, data []byte) error {
 func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	t.mu.Lock()
 	k, ok := t.known[f.Name]
-	if ok && k.Size == f.Size && k.SHA256 == f.SHA256 {
+	t.mu.Unlock()
+	if ok && k.Size == f.Size && k.SHA256 == f.SHA256 && t.intact(ctx, k, data) == "" {
+		t.mu.Lock()
 		t.skipped.add(f.Size, isShard)
 		t.skips = append(t.skips, f.Name)
+		// An index is read by every Verify: it leads to the files it lists.
+		t.trusted[f.Name] = k.Verified && t.layout.Kind(f.Name) != IndexFile
 		t.mu.Unlock()
 		return nil
 	}
+	t.mu.Lock()
 	t.written = append(t.written, f.Name)
 	t.mu.Unlock()
-	if err := t.store.Put(ctx, f.Name, data); err != nil {
+	var etag string
+	var err error
+	if tg, ok := t.store.(sink.Tagger); ok {
+		etag, err = tg.PutTagged(ctx, f.Name, data)
+	} else {
+		err = t.store.Put(ctx, f.Name, data)
+	}
+	if err != nil {
 		return fmt.Errorf("write %s: %w", f.Name, err)
 	}
 	t.mu.Lock()
 	t.uploaded.add(f.Size, isShard)
+	if etag != "" {
+		t.etags[f.Name] = etag
+	}
 	t.mu.Unlock()
 	return nil
+}
+
+// stored completes f with the ETag the store holds it under: the one its
+// put returned, or the manifest's for a file skipped or reused.
+func (t *Tx) stored(f File) File {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.etags[f.Name]; ok {
+		f.ETag = e
+	} else if k, ok := t.known[f.Name]; ok && k.SHA256 == f.SHA256 && k.Size == f.Size {
+		f.ETag = k.ETag
+	} else {
+		f.ETag = ""
+	}
+	return f
 }
 
 // PutNews stores news sitemap f, a fixed name rewritten in place: the
@@ -334,8 +532,8 @@ func (t *Tx) PutNews(ctx context.Context, f File, data []byte) error {
 func (t *Tx) putInPlace(ctx context.Context, f File, data []byte) error {
 	t.mu.Lock()
 	k, ok := t.known[f.Name]
-	same := ok && k.Size == f.Size && k.SHA256 == f.SHA256
 	t.mu.Unlock()
+	same := ok && k.Size == f.Size && k.SHA256 == f.SHA256 && t.intact(ctx, k, data) == ""
 	if !same && slices.Contains(t.before, f.Name) {
 		old, err := t.store.Get(ctx, f.Name)
 		switch {
@@ -473,10 +671,11 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err := t.checkShrink(set.URLs); err != nil {
 		return res, err
 	}
-	now := t.start.UTC().Format("2006-01-02T15:04:05Z07:00")
+	now := t.start.UTC().Format(w3cSeconds)
 	files := make([]File, 0, len(set.Shards)+len(set.News)+8)
 	listed := make([]shard.Listed, 0, len(set.Shards)+len(set.News))
 	for _, f := range append(set.Shards[:len(set.Shards):len(set.Shards)], set.News...) {
+		f = t.stored(f)
 		f.Modified = t.modified(f, now)
 		files = append(files, f)
 		listed = append(listed, shard.Listed{Name: f.Name, Lastmod: f.Modified})
@@ -522,13 +721,22 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		if err := t.putInPlace(ctx, indexFiles[i], ix.Data); err != nil {
 			return res, err
 		}
-		files = append(files, indexFiles[i])
+		files = append(files, t.stored(indexFiles[i]))
 		res.Files = append(res.Files, ix.Name)
 	}
 	if t.opt.Verify != nil {
-		if err := t.opt.Verify(ctx, root, rootIx.Data); err != nil {
+		trusted := func(name string) bool {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			return t.trusted[name]
+		}
+		if err := t.opt.Verify(ctx, root, rootIx.Data, trusted); err != nil {
 			return res, fmt.Errorf("verify: %w", err)
 		}
+	}
+	for i := range files {
+		// Verified now, or reused from a night that verified it.
+		files[i].Verified = t.opt.Verify != nil || t.trusted[files[i].Name]
 	}
 	robotsName := robotsFile.Name
 	files = append(files, Describe(root, rootIx.Data), robotsFile)

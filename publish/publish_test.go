@@ -172,3 +172,26 @@ func TestAbortCleansOnlyWhatIsThere(t *testing.T) {
 		t.Errorf("Abort warned about files it never wrote:\n%s", logs.String())
 	}
 }
+
+// TestManifestSizeChecked: a manifest larger than MaxManifestSize is
+// refused from the listing, before it is read into memory.
+func TestManifestSizeChecked(t *testing.T) {
+	dir := t.TempDir()
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLayout("sitemap")
+	f, err := os.Create(filepath.Join(dir, l.Manifest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxManifestSize + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = Begin(context.Background(), store, l, Options{})
+	if err == nil || !strings.Contains(err.Error(), "more than a manifest") {
+		t.Fatalf("Begin with a manifest of %d bytes: %v", MaxManifestSize+1, err)
+	}
+}

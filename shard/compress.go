@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
@@ -20,6 +21,7 @@ import (
 type Compressor struct {
 	w   gzipWriter
 	out bytes.Buffer
+	id  string
 }
 
 // gzipWriter is what pgzip.Writer and gzip.Writer have in common.
@@ -44,6 +46,7 @@ func NewCompressor(level, procs int) (*Compressor, error) {
 			return nil, fmt.Errorf("gzip level %d: %w", level, err)
 		}
 		c.w = w
+		c.id = fmt.Sprintf("gzip %s level %d", moduleVersion("github.com/klauspost/compress"), level)
 		return c, nil
 	}
 	w, err := pgzip.NewWriterLevel(&c.out, level)
@@ -51,11 +54,41 @@ func NewCompressor(level, procs int) (*Compressor, error) {
 		return nil, fmt.Errorf("gzip level %d: %w", level, err)
 	}
 	// 1 MiB blocks: a full 10 MiB shard gives every core several blocks.
-	if err := w.SetConcurrency(1<<20, procs*2); err != nil {
+	// The output depends on the block size, not on how many are in flight.
+	if err := w.SetConcurrency(pgzipBlock, procs*2); err != nil {
 		return nil, err
 	}
 	c.w = w
+	c.id = fmt.Sprintf("pgzip %s compress %s level %d block %d",
+		moduleVersion("github.com/klauspost/pgzip"), moduleVersion("github.com/klauspost/compress"), level, pgzipBlock)
 	return c, nil
+}
+
+const pgzipBlock = 1 << 20
+
+// ID names what decides the compressor's output bytes for a given input:
+// the implementation (pgzip or a single stream), the versions of the
+// modules doing the work, the level and the block size. Two Compressors
+// with the same ID give the same bytes for the same input, so a file
+// compressed by one need not be compressed again by the other.
+func (c *Compressor) ID() string { return c.id }
+
+// moduleVersion returns the version of module path in this binary, or
+// "(unknown)" when the binary carries no build information.
+func moduleVersion(path string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path {
+			if d.Replace != nil {
+				return d.Replace.Path + "@" + d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "(unknown)"
 }
 
 // Compress returns the gzip encoding of data. The result is valid until the

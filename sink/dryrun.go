@@ -75,6 +75,28 @@ func (d *DryRun) Get(ctx context.Context, name string) ([]byte, error) {
 // List lists the wrapped store.
 func (d *DryRun) List(ctx context.Context) ([]string, error) { return d.s.List(ctx) }
 
+// ListInfo lists the wrapped store with sizes; a store that cannot
+// tells no sizes (-1), so nothing of it is trusted.
+func (d *DryRun) ListInfo(ctx context.Context) ([]Info, error) {
+	if st, ok := d.s.(Stater); ok {
+		return st.ListInfo(ctx)
+	}
+	names, err := d.s.List(ctx)
+	infos := make([]Info, len(names))
+	for i, n := range names {
+		infos[i] = Info{Name: n, Size: -1}
+	}
+	return infos, err
+}
+
+// Tail reads from the wrapped store, if it can.
+func (d *DryRun) Tail(ctx context.Context, name string, n int) ([]byte, error) {
+	if t, ok := d.s.(Tailer); ok {
+		return t.Tail(ctx, name, n)
+	}
+	return nil, fmt.Errorf("tail %s: %w", name, errors.ErrUnsupported)
+}
+
 // Delete records name; nothing is deleted. Deleting a name this DryRun put
 // takes the put back instead: together they would have changed nothing.
 func (d *DryRun) Delete(ctx context.Context, name string) error {

@@ -124,6 +124,54 @@ func (l *Local) List(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// ListInfo returns the regular files with their sizes.
+func (l *Local) ListInfo(ctx context.Context) ([]Info, error) {
+	ents, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var infos []Info
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since ReadDir
+		}
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, Info{Name: e.Name(), Size: fi.Size()})
+	}
+	return infos, nil
+}
+
+// Tail returns the last n bytes of name (all of it when shorter).
+func (l *Local) Tail(ctx context.Context, name string, n int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("tail %q: not a plain file name", name)
+	}
+	f, err := os.Open(filepath.Join(l.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(fi.Size()-int64(n), 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("tail %s: %w", name, err)
+	}
+	return buf, nil
+}
+
 // Delete removes name from the folder.
 func (l *Local) Delete(ctx context.Context, name string) error {
 	err := os.Remove(filepath.Join(l.dir, name))

@@ -166,8 +166,14 @@ func ContentType(name string) string {
 // Put uploads data to name with a checksum, in parts when it is larger than
 // the part size. The SDK retries throttling and 5xx with backoff.
 func (s *S3) Put(ctx context.Context, name string, data []byte) error {
+	_, err := s.PutTagged(ctx, name, data)
+	return err
+}
+
+// PutTagged is Put returning the ETag S3 gave the object.
+func (s *S3) PutTagged(ctx context.Context, name string, data []byte) (string, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) {
-		return fmt.Errorf("put %q: not a plain file name", name)
+		return "", fmt.Errorf("put %q: not a plain file name", name)
 	}
 	in := &transfermanager.UploadObjectInput{
 		Bucket:      aws.String(s.opt.Bucket),
@@ -178,10 +184,11 @@ func (s *S3) Put(ctx context.Context, name string, data []byte) error {
 	if s.opt.CacheControl != "" {
 		in.CacheControl = aws.String(s.opt.CacheControl)
 	}
-	if _, err := s.tm.UploadObject(ctx, in); err != nil {
-		return fmt.Errorf("put %s%s: %w", s, name, explain(err, s.opt.Bucket))
+	out, err := s.tm.UploadObject(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("put %s%s: %w", s, name, explain(err, s.opt.Bucket))
 	}
-	return nil
+	return aws.ToString(out.ETag), nil
 }
 
 // Get downloads name.
@@ -211,7 +218,18 @@ func (s *S3) Connections() int { return S3Connections }
 
 // List returns the names of the objects directly under the prefix.
 func (s *S3) List(ctx context.Context) ([]string, error) {
-	var names []string
+	infos, err := s.ListInfo(ctx)
+	names := make([]string, len(infos))
+	for i, f := range infos {
+		names[i] = f.Name
+	}
+	return names, err
+}
+
+// ListInfo returns the objects directly under the prefix with their sizes
+// and ETags, which the listing gives for free.
+func (s *S3) ListInfo(ctx context.Context) ([]Info, error) {
+	var infos []Info
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
 		Bucket: aws.String(s.opt.Bucket), Prefix: aws.String(s.opt.Prefix), Delimiter: aws.String("/"),
 	})
@@ -222,11 +240,11 @@ func (s *S3) List(ctx context.Context) ([]string, error) {
 		}
 		for _, o := range page.Contents {
 			if n := strings.TrimPrefix(aws.ToString(o.Key), s.opt.Prefix); n != "" && !strings.Contains(n, "/") {
-				names = append(names, n)
+				infos = append(infos, Info{Name: n, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
 			}
 		}
 	}
-	return names, nil
+	return infos, nil
 }
 
 // Delete removes name; a missing object is not an error.

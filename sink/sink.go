@@ -42,3 +42,33 @@ type BatchDeleter interface {
 	// DeleteAll removes the named files and returns those it removed.
 	DeleteAll(ctx context.Context, names []string) (deleted []string, err error)
 }
+
+// Info is what a listing tells of a stored file.
+type Info struct {
+	Name string
+	Size int64
+	// ETag is the entity tag an S3 listing gives, quotes included; "" for
+	// a folder.
+	ETag string
+}
+
+// Stater is a Store that lists its files with their sizes (and, on S3,
+// their ETags) in one go: what a run checks before it trusts a file it
+// would otherwise rewrite.
+type Stater interface {
+	ListInfo(ctx context.Context) ([]Info, error)
+}
+
+// Tailer is a Store that reads the last bytes of a file without reading
+// the rest (a gzip file's trailer: its CRC-32 and length).
+type Tailer interface {
+	// Tail returns the last n bytes of name, or all of it when it is
+	// shorter; an error wrapping fs.ErrNotExist when there is no such file.
+	Tail(ctx context.Context, name string, n int) ([]byte, error)
+}
+
+// Tagger is a Store whose puts return what the store says it holds: the
+// ETag a later ListInfo reports for the file.
+type Tagger interface {
+	PutTagged(ctx context.Context, name string, data []byte) (etag string, err error)
+}

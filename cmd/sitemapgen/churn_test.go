@@ -148,6 +148,9 @@ var churnNights = []churnNight{
 type churnDest struct {
 	args  func(extra ...string) []string // generate's flags for it
 	local func(t *testing.T) string      // a folder holding the published set (downloaded for S3)
+	// ref is a second destination of the same kind where every night runs
+	// with --reuse=false: its files must be the same bytes (issue 22).
+	ref *churnDest
 }
 
 // runChurn runs night 1, then each night of churnNights, and checks them:
@@ -170,7 +173,11 @@ func runChurn(t *testing.T, d churnDest, rerun func(t *testing.T, before map[str
 		if code, _, stderr := sitemapgen(t, "", args...); code != 0 {
 			t.Fatalf("generate: exit %d\n%s", code, stderr)
 		}
-		return readReport(t, report), args
+		rep := readReport(t, report)
+		if d.ref != nil {
+			sameAsCompressingAll(t, d, rep, rows, night, in)
+		}
+		return rep, args
 	}
 	rep, _ := generate(rows)
 	out := d.local(t)
@@ -188,6 +195,9 @@ func runChurn(t *testing.T, d churnDest, rerun func(t *testing.T, before map[str
 			out = d.local(top)
 			cur := listedShards(t, out)
 			n.check(t, rep, prev, cur)
+			if d.ref != nil && rep.Reused != rep.Shards-rep.Uploaded.Shards {
+				t.Errorf("reused %d of %d shards, uploaded %d: every shard not uploaded should be reused", rep.Reused, rep.Shards, rep.Uploaded.Shards)
+			}
 			if code, stdout, stderr := sitemapgen(t, "", "validate", "--public-url", base, out); code != 0 {
 				t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
 			}
@@ -197,6 +207,30 @@ func runChurn(t *testing.T, d churnDest, rerun func(t *testing.T, before map[str
 			t.Logf("%d of %d shards uploaded (%d bytes), %d removed", rep.Uploaded.Shards, rep.Shards, rep.Uploaded.ShardBytes, rep.ShardsRemoved)
 			prev = cur
 		})
+	}
+}
+
+// sameAsCompressingAll runs the night into d.ref with --reuse=false and
+// checks that both destinations hold the same bytes, the manifest
+// included, though d reused what it could.
+func sameAsCompressingAll(t *testing.T, d churnDest, rep pipeline.Report, rows bench.Night, night time.Time, in string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "ref.json")
+	args := d.ref.args("--max-urls", churnMaxURLs, "--cut", "stable", "--now", night.Format(time.RFC3339), "--report", report, "--reuse=false", in)
+	if code, _, stderr := sitemapgen(t, "", args...); code != 0 {
+		t.Fatalf("generate --reuse=false: exit %d\n%s", code, stderr)
+	}
+	if ref := readReport(t, report); ref.Reused != 0 || ref.Shards != rep.Shards {
+		t.Errorf("--reuse=false reused %d sitemaps, %d shards; with reuse %d shards", ref.Reused, ref.Shards, rep.Shards)
+	}
+	got, want := xmltest.Snapshot(t, d.local(t)), xmltest.Snapshot(t, d.ref.local(t))
+	if len(got) != len(want) {
+		t.Errorf("reused: %d files, compressing everything: %d", len(got), len(want))
+	}
+	for n, b := range want {
+		if !bytes.Equal(got[n], b) {
+			t.Errorf("%s: reused and compressed-everything bytes differ", n)
+		}
 	}
 }
 
@@ -232,13 +266,18 @@ func listedShards(t *testing.T, dir string) []string {
 // validates; a night re-run from the same files with the same --now gives
 // the same bytes.
 func TestNightlyChurnLocal(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out")
-	runChurn(t, churnDest{
-		args: func(extra ...string) []string {
-			return append([]string{"generate", "--public-url", base, "--out", out}, extra...)
-		},
-		local: func(*testing.T) string { return out },
-	}, func(t *testing.T, before map[string][]byte, args []string) {
+	out, refOut := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "ref")
+	folder := func(out string) churnDest {
+		return churnDest{
+			args: func(extra ...string) []string {
+				return append([]string{"generate", "--public-url", base, "--out", out}, extra...)
+			},
+			local: func(*testing.T) string { return out },
+		}
+	}
+	d, ref := folder(out), folder(refOut)
+	d.ref = &ref
+	runChurn(t, d, func(t *testing.T, before map[string][]byte, args []string) {
 		again := t.TempDir()
 		for n, b := range before {
 			if err := os.WriteFile(filepath.Join(again, n), b, 0o644); err != nil {
@@ -267,13 +306,20 @@ func TestNightlyChurnLocal(t *testing.T) {
 // (internal/s3test): the same nights, the same bounds.
 func TestNightlyChurnS3(t *testing.T) {
 	e := newS3Env(t)
-	runChurn(t, churnDest{
-		args: func(extra ...string) []string { return e.args(e.ep, extra...) },
-		local: func(t *testing.T) string {
-			dir, _ := e.download(t)
-			return dir
-		},
-	}, nil)
+	r := *e
+	r.prefix = "ref/maps/"
+	bucket := func(e *s3env) churnDest {
+		return churnDest{
+			args: func(extra ...string) []string { return e.args(e.ep, extra...) },
+			local: func(t *testing.T) string {
+				dir, _ := e.download(t)
+				return dir
+			},
+		}
+	}
+	d, ref := bucket(e), bucket(&r)
+	d.ref = &ref
+	runChurn(t, d, nil)
 }
 
 // TestNestedChurnKeepsRobots: issue 12's done-when 5, scaled from 3M URLs

@@ -72,7 +72,7 @@ type generateFlags struct {
 	lockTTL                             time.Duration
 	now, cut, tmp, ties                 string
 	sort, dedup, schemaLocation         bool
-	s3PathStyle, force, dryRun          bool
+	s3PathStyle, force, dryRun, reuse   bool
 	requireSuccess                      bool
 	s3PartSize, uploads, keepGens       int
 	maxNewsURLs                         int
@@ -119,7 +119,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.uploads, "uploads", 0, fmt.Sprintf("concurrent uploads, overlapping with generation (0: %d to S3, %d to a folder)", sink.S3Connections, sink.LocalConnections))
 	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
-	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse")
+	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse, or when --now (or the clock) is before the published manifest's time")
 	fs.StringVar(&f.cut, "cut", "stable", "where shards end: stable (content-defined: the same URLs give the same shards night after night) or tight (packed to the limits)")
 	fs.BoolVar(&f.sort, "sort", false, "order the URLs by their normalised loc before cutting (external sort in bounded memory), so an export in no stable order gives stable shards")
 	fs.BoolVar(&f.dedup, "dedup", false, "keep one row of each normalised loc (the first in --ties order), reject the others as duplicate (implies --sort)")
@@ -127,6 +127,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
+	fs.BoolVar(&f.reuse, "reuse", true, "reuse a published sitemap whose XML and compressor are unchanged without compressing it again (false: compress every sitemap; the same bytes)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
 	fs.BoolVar(&f.schemaLocation, "schema-location", false, "declare xmlns:xsi and xsi:schemaLocation (sitemap.xsd, siteindex.xsd, each extension's schema) in every file; the bytes count in --max-bytes")
 	fs.BoolVar(&f.verify, "verify", false, "validate the written set (as 'sitemapgen validate' does) before publishing the root index; fail on any problem")
@@ -266,6 +267,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if runErr != nil {
 		switch {
+		case errors.Is(runErr, publish.ErrNowBeforeLast):
+			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			return exitUsage
 		case errors.Is(runErr, input.ErrRepeatedInput):
 			// Found only once the arguments are expanded, but still a usage error.
 			fail(runErr.Error(), true)
@@ -360,7 +364,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
-		LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
+		CompressAll: !f.reuse, LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
 		Remote: &input.Remote{
 			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
 			RequireSuccess: f.requireSuccess,

@@ -284,13 +284,22 @@ var errVerify = errors.New("the written set has problems; the root index was not
 // the run's limits. Duplicate URLs are logged, not fatal: generate keeps
 // every accepted row, so duplicates come from the input. Old files about to
 // be pruned are not orphans.
-func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, []byte) error {
-	return func(ctx context.Context, root string, data []byte) error {
+//
+// The files trusted says a --verify run checked, reused unchanged since
+// (and checked at the destination), are not read again: the indexes that
+// list them are, and every other file. Duplicates across the set are then
+// looked for among the files read.
+func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, []byte, func(string) bool) error {
+	return func(ctx context.Context, root string, data []byte, trusted func(string) bool) error {
 		scope := cfg.Scope
 		if scope == nil {
 			scope = cfg.PublicURL
 		}
-		rep, err := check.Set(ctx, check.WithFile(files, root, data), root, check.Options{
+		if trusted == nil {
+			trusted = func(string) bool { return false }
+		}
+		tf := trustedFiles{check.WithFile(files, root, data), trusted}
+		rep, err := check.Set(ctx, tf, root, check.Options{
 			Limits:    check.Limits{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes, MaxEntries: cfg.Fanout},
 			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true,
 		})
@@ -298,8 +307,12 @@ func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(co
 			return err
 		}
 		var bad []string
+		unread := 0
 		for _, p := range rep.List {
-			if p.Code != check.CodeDuplicateURL {
+			switch {
+			case p.Code == check.CodeUnreadable && strings.HasSuffix(p.Message, errTrusted.Error()):
+				unread++
+			case p.Code != check.CodeDuplicateURL:
 				bad = append(bad, p.String())
 			}
 		}
@@ -310,9 +323,27 @@ func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(co
 			return fmt.Errorf("%w:\n%s", errVerify, strings.Join(bad, "\n"))
 		}
 		log.Info("verify: the set is valid", "sitemaps", rep.Sitemaps, "indexes", rep.Indexes, "urls", rep.URLs,
-			"seconds", fmt.Sprintf("%.2f", rep.Seconds))
+			"verified_before", unread, "seconds", fmt.Sprintf("%.2f", rep.Seconds))
 		return nil
 	}
+}
+
+// errTrusted is what opening a trusted file gives the check: it is
+// reported as unreadable with this message, which verifier sets aside.
+var errTrusted = errors.New("verified by an earlier run and reused unchanged: not read again")
+
+// trustedFiles are the files of a set in which those trusted reports are
+// not read.
+type trustedFiles struct {
+	check.Files
+	trusted func(name string) bool
+}
+
+func (f trustedFiles) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if f.trusted(name) {
+		return nil, errTrusted
+	}
+	return f.Files.Open(ctx, name)
 }
 
 // cutLast splits an s3:// URL at its last '/': the prefix and the last element.

@@ -130,7 +130,7 @@ func TestGenerateVerify(t *testing.T) {
 	_, err := pipeline.Run(context.Background(), pipeline.Config{
 		Inputs: []string{uniqueInput(t, 300)}, PublicURL: pub, Sink: s, Name: "sitemap",
 		MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
-		Verify: func(ctx context.Context, root string, data []byte) error {
+		Verify: func(ctx context.Context, root string, data []byte, _ func(string) bool) error {
 			called = true
 			if root != "sitemap.xml" || !strings.Contains(string(data), "<sitemapindex") {
 				t.Errorf("Verify got %s: %.100s", root, data)
