@@ -222,16 +222,9 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 	if err != nil {
 		return result{}, err
 	}
-	runtime.GC()
-	debug.FreeOSMemory()
-	resetPeakRSS()
-	if last && cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
-		if err != nil {
-			return result{}, err
-		}
-		pprof.StartCPUProfile(f)
-		defer f.Close()
+	stopProfile, err := settle(last, cpuprofile)
+	if err != nil {
+		return result{}, err
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -243,9 +236,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 	})
 	secs := time.Since(start).Seconds()
 	cpu := cpuSeconds() - cpu0
-	if last && cpuprofile != "" {
-		pprof.StopCPUProfile()
-	}
+	stopProfile()
 	runtime.ReadMemStats(&ms1)
 	if err != nil {
 		return result{}, err
@@ -274,18 +265,11 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 // validateOnce validates the run's output as sitemapgen validate does
 // (every problem listed), timing it.
 func validateOnce(r *result, out, dir string, last bool, cpuprofile string) error {
-	runtime.GC()
-	debug.FreeOSMemory()
-	resetPeakRSS()
-	if last && cpuprofile != "" {
-		f, err := os.Create(cpuprofile)
-		if err != nil {
-			return err
-		}
-		pprof.StartCPUProfile(f)
-		defer f.Close()
-		defer pprof.StopCPUProfile()
+	stopProfile, err := settle(last, cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	rep, err := check.Set(context.Background(), check.Dir(out), "sitemap.xml", check.Options{Limits: check.Ours, TempDir: dir})
@@ -366,4 +350,27 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// settle starts a measurement from a collected heap and a fresh peak RSS,
+// and a CPU profile to cpuprofile on the last run; stop ends the profile.
+func settle(last bool, cpuprofile string) (stop func(), err error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	if !last || cpuprofile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(cpuprofile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
