@@ -23,6 +23,50 @@ type Generator struct {
 	// Bad is the share of rows (0..1) that are deliberately wrong: out of
 	// scope, not a URL, bad optional fields. Zero for benchmarks.
 	Bad float64
+	// Sections, when set, gives every row a section (the first segment of
+	// its path, and a column of its own) for grouped runs.
+	Sections *Sections
+	section  string // the current row's section: AppendURL's first segment
+}
+
+// Sections shapes the section column of a site split by page type: a few
+// large sections that hold most rows and a long tail of small ones.
+type Sections struct {
+	Large, Small int     // how many of each
+	SmallShare   float64 // the share of rows (0..1) that fall in the small ones
+}
+
+// DefaultSections is the benchmark's grouped shape: 5 large sections and 990
+// small ones holding 5% of the rows between them (about 50 rows each per
+// million).
+var DefaultSections = Sections{Large: 5, Small: 990, SmallShare: 0.05}
+
+var largeSections = []string{"products", "categories", "articles", "stores", "help", "brands", "offers", "guides"}
+
+// Name returns the name of section i: the large ones first, as large
+// sites name their page types, then brand-0000 and on.
+func (s Sections) Name(i int) string {
+	if i < s.Large && i < len(largeSections) {
+		return largeSections[i]
+	}
+	return "brand-" + strconv.Itoa(10000 + i - s.Large)[1:]
+}
+
+// pick draws the section of the next row.
+func (s Sections) pick(rng *rand.Rand) int {
+	if s.Small > 0 && (s.Large == 0 || rng.Float64() < s.SmallShare) {
+		return s.Large + rng.IntN(s.Small)
+	}
+	return rng.IntN(s.Large)
+}
+
+// Header returns the CSV header AppendCSV's rows go under: CSVHeader, with a
+// section column when g has Sections.
+func (g *Generator) Header() string {
+	if g.Sections != nil {
+		return "loc,lastmod,changefreq,priority,section\n"
+	}
+	return CSVHeader
 }
 
 // NewGenerator returns a Generator of URLs under base (which ends in '/').
@@ -48,6 +92,10 @@ func (g *Generator) pick(s []string) string { return s[g.rng.IntN(len(s))] }
 // AppendURL appends one URL.
 func (g *Generator) AppendURL(dst []byte) []byte {
 	dst = append(dst, g.base...)
+	if g.section != "" {
+		dst = append(dst, g.section...)
+		dst = append(dst, '/')
+	}
 	depth := 1 + g.rng.IntN(4)
 	if g.rng.IntN(10) == 0 {
 		depth += 4 + g.rng.IntN(8) // the long tail of deep URLs
@@ -127,6 +175,7 @@ func pad2(dst []byte, n int) []byte {
 // the buffer AppendRow returned; an absent field is empty.
 type Row struct {
 	Loc, Lastmod, Changefreq, Priority [2]int
+	Section                            [2]int // empty unless the Generator has Sections
 }
 
 // AppendRow appends the fields of one row to dst, back to back, and
@@ -134,6 +183,9 @@ type Row struct {
 // Generator of the same seed gives the same rows in both forms.
 func (g *Generator) AppendRow(dst []byte) ([]byte, Row) {
 	var r Row
+	if g.Sections != nil {
+		g.section = g.Sections.Name(g.Sections.pick(g.rng))
+	}
 	bad := g.Bad > 0 && g.rng.Float64() < g.Bad
 	kind := -1
 	if bad {
@@ -183,11 +235,14 @@ func (g *Generator) AppendRow(dst []byte) ([]byte, Row) {
 		dst = strconv.AppendInt(dst, int64(g.rng.IntN(10)), 10)
 	}
 	r.Priority[1] = len(dst)
+	r.Section[0] = len(dst)
+	dst = append(dst, g.section...)
+	r.Section[1] = len(dst)
 	return dst, r
 }
 
-// AppendCSV appends one CSV row (loc,lastmod,changefreq,priority) with a
-// newline, quoting the loc when it needs it.
+// AppendCSV appends one CSV row (loc,lastmod,changefreq,priority, and
+// section when g has Sections) with a newline, quoting the loc when it needs it.
 func (g *Generator) AppendCSV(dst []byte) []byte {
 	start := len(dst)
 	dst, r := g.AppendRow(dst)
@@ -201,6 +256,10 @@ func (g *Generator) AppendCSV(dst []byte) []byte {
 	dst = append(dst, f[r.Changefreq[0]-start:r.Changefreq[1]-start]...)
 	dst = append(dst, ',')
 	dst = append(dst, f[r.Priority[0]-start:r.Priority[1]-start]...)
+	if g.Sections != nil {
+		dst = append(dst, ',')
+		dst = append(dst, f[r.Section[0]-start:r.Section[1]-start]...)
+	}
 	return append(dst, '\n')
 }
 
