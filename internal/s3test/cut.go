@@ -45,7 +45,7 @@ func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 		p.mu.Unlock()
 		if k := cut(resp, n); k >= 0 && k < resp.ContentLength {
 			p.Cuts.Add(1)
-			resp.Body = &cutBody{rc: resp.Body, left: k}
+			resp.Body = CutBody(resp.Body, k)
 		}
 		return nil
 	}
@@ -57,8 +57,13 @@ func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 
 var errCut = errors.New("cut by the test proxy")
 
-// cutBody passes left bytes, then fails: the reverse proxy then drops the
-// connection in the middle of the body it announced.
+// CutBody returns a body that passes the first left bytes of rc, then fails:
+// a reverse proxy then drops the connection in the middle of the body it
+// announced.
+func CutBody(rc io.ReadCloser, left int64) io.ReadCloser {
+	return &cutBody{rc: rc, left: left}
+}
+
 type cutBody struct {
 	rc   io.ReadCloser
 	left int64

@@ -3,7 +3,6 @@ package s3obj_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -104,7 +103,7 @@ func newProxy(t testing.TB, target string) *proxy {
 		}
 		if p.cut != nil {
 			if k := p.cut(resp.Request, n); k >= 0 {
-				resp.Body = &cutBody{rc: resp.Body, left: k}
+				resp.Body = s3test.CutBody(resp.Body, k)
 			}
 		}
 		return nil
@@ -143,29 +142,6 @@ func (p *proxy) gets() []string {
 	defer p.mu.Unlock()
 	return append([]string(nil), p.ranges...)
 }
-
-// cutBody passes left bytes, then fails: the reverse proxy drops the
-// connection in the middle of the body it announced.
-type cutBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-var errCut = errors.New("cut by the test proxy")
-
-func (b *cutBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errCut
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *cutBody) Close() error { return b.rc.Close() }
 
 // oneLine checks that err is one line naming the object.
 func oneLine(t testing.TB, err error, name string) {
