@@ -37,7 +37,7 @@ func TestColumnarTruncated(t *testing.T) {
 		}
 		n := len(data)
 		for _, cut := range []int{1, 4, 7, 100, n / 3, n / 2, n - 100, n - 9, n - 8, n - 1} {
-			path := writeFile(t, name, data[:cut])
+			path := inputtest.WriteFile(t, name, data[:cut])
 			var src input.Source
 			var closer func() error
 			if strings.HasSuffix(name, ".parquet") {
@@ -80,7 +80,7 @@ func TestColumnarTruncated(t *testing.T) {
 	}
 	// Through the pipeline: exit with the file named, nothing published.
 	data := inputtest.ReadFixture(t, "arrow_zstd_plain_date.parquet")
-	p := writeFile(t, "cut.parquet", data[:len(data)/2])
+	p := inputtest.WriteFile(t, "cut.parquet", data[:len(data)/2])
 	failRun(t, p, p, "corrupt or truncated")
 }
 
@@ -108,7 +108,7 @@ func TestParquetCorruptPage(t *testing.T) {
 		for i := start + 24; i < start+md.TotalCompressedSize && i < start+64; i++ {
 			bad[i] ^= 0x5a
 		}
-		path := writeFile(t, name, bad)
+		path := inputtest.WriteFile(t, name, bad)
 		err = failRun(t, path, path, "corrupt or truncated", `column "loc"`)
 		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
@@ -120,7 +120,7 @@ func TestParquetCorruptPage(t *testing.T) {
 func TestColumnarNotThatFormat(t *testing.T) {
 	csv := []byte("loc\n" + fixtureBase + "a\n")
 	for _, name := range []string{"x.parquet", "x.arrow", "x.arrows", "x.feather"} {
-		p := writeFile(t, name, csv)
+		p := inputtest.WriteFile(t, name, csv)
 		err := failRun(t, p, p, "not a readable")
 		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
@@ -129,11 +129,11 @@ func TestColumnarNotThatFormat(t *testing.T) {
 	// A Parquet file named .arrow and the reverse: the format follows the
 	// name, the content does not match it.
 	pq := inputtest.ReadFixture(t, "arrow_snappy_dict_timestamp.parquet")
-	failRun(t, writeFile(t, "x.arrow", pq), "not a readable Arrow")
+	failRun(t, inputtest.WriteFile(t, "x.arrow", pq), "not a readable Arrow")
 	ar := inputtest.ReadFixture(t, "rows.arrow")
-	failRun(t, writeFile(t, "x.parquet", ar), "not a readable Parquet")
+	failRun(t, inputtest.WriteFile(t, "x.parquet", ar), "not a readable Parquet")
 	// An empty Parquet file (zero bytes) is not Parquet either.
-	failRun(t, writeFile(t, "empty.parquet", nil), "empty.parquet")
+	failRun(t, inputtest.WriteFile(t, "empty.parquet", nil), "empty.parquet")
 }
 
 // TestColumnarSchemaErrors: a missing loc column, a loc of the wrong type, a
@@ -204,7 +204,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 	}
 
 	// A mapped optional column the file lacks is an error, as for CSV.
-	p := writeFile(t, "ok.parquet", nil)
+	p := inputtest.WriteFile(t, "ok.parquet", nil)
 	if err := parquet.WriteFile(p, []noLoc{{fixtureBase + "a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		path := writeFile(t, "typed.arrow", buf.Bytes())
+		path := inputtest.WriteFile(t, "typed.arrow", buf.Bytes())
 		err = failRun(t, path, path, `column "loc"`, typ.String())
 		if !errors.Is(err, input.ErrColumnType) {
 			t.Errorf("%v: not ErrColumnType", err)

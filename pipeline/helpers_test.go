@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -58,11 +58,7 @@ func runTo(t *testing.T, cfg Config) (*Report, *xmltest.Set, string) {
 
 func writeText(t *testing.T, name, data string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteFile(t, name, []byte(data))
 }
 
 // runInputs runs the pipeline on inputs and returns the published set.
@@ -133,15 +129,6 @@ func failRun(t *testing.T, path string, want ...string) error {
 		t.Errorf("failed run left %d files (%v)", len(ents), err)
 	}
 	return err
-}
-
-func writeFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // urlEntries returns the <url> lines of a set's shards, in order.
