@@ -484,17 +484,7 @@ func BenchmarkCutterModes(b *testing.B) {
 	for _, mode := range []CutMode{CutTight, CutStable} {
 		b.Run(mode.String(), func(b *testing.B) {
 			c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 10485760, Header: Header, Mode: mode})
-			b.SetBytes(int64(len(e.Data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				for k := 0; k < len(e.Ends); {
-					var s *Sitemap
-					if k, s = c.AddEntries(&e, k); s != nil {
-						c.Recycle(s)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(e.Ends)), "ns/entry")
+			benchAddEntries(b, c, &e)
 		})
 	}
 }
