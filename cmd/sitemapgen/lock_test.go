@@ -4,13 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -136,28 +131,21 @@ type recorder struct {
 }
 
 func newRecorder(t *testing.T, target string) *recorder {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := &recorder{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := s3test.ReverseProxy(t, target)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		// Before the answer reaches the run: the run acts on it later.
 		ev := resp.Request.Context().Value(eventKey{}).(*lockEvent)
 		ev.status, ev.done = resp.StatusCode, time.Now()
 		return nil
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.URL = s3test.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ev := &lockEvent{method: req.Method, key: req.URL.Path, sent: time.Now()}
 		rp.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), eventKey{}, ev)))
 		r.mu.Lock()
 		r.events = append(r.events, *ev)
 		r.mu.Unlock()
 	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
 	return r
 }
 

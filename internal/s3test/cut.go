@@ -3,11 +3,7 @@ package s3test
 import (
 	"errors"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,13 +26,8 @@ type CutProxy struct {
 // NewCutProxy starts a CutProxy to target for the duration of t.
 func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &CutProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := ReverseProxy(t, target)
 	rp.FlushInterval = -1 // every byte read is sent before the cut
 	rp.ModifyResponse = func(resp *http.Response) error {
 		p.mu.Lock()
@@ -49,9 +40,7 @@ func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 		}
 		return nil
 	}
-	srv := httptest.NewServer(rp)
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
+	p.URL = Serve(t, rp)
 	return p
 }
 

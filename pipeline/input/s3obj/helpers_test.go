@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,13 +84,8 @@ type proxy struct {
 
 func newProxy(t testing.TB, target string) *proxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &proxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := s3test.ReverseProxy(t, target)
 	rp.FlushInterval = -1 // every byte read is sent before a cut
 	rp.ModifyResponse = func(resp *http.Response) error {
 		n := resp.Request.Context().Value(nKey{}).(int)
@@ -108,7 +99,7 @@ func newProxy(t testing.TB, target string) *proxy {
 		}
 		return nil
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.URL = s3test.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.n++
 		n := p.n
@@ -129,8 +120,6 @@ func newProxy(t testing.TB, target string) *proxy {
 		defer p.inflight.Add(-1)
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nKey{}, n)))
 	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
 	return p
 }
 
