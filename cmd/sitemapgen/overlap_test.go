@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,13 +26,6 @@ func overlapInput(t *testing.T, kind string, n int) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// child is the command run as a real process of the test binary.
-func child(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS="+strings.Join(args, " "))
-	return cmd
 }
 
 // overlapTrials starts two real runs into one destination at once, trials
