@@ -166,15 +166,7 @@ func TestMaxShrink(t *testing.T) {
 	if _, err := Run(ctx, c); !errors.Is(err, publish.ErrShrink) {
 		t.Fatalf("a 50.1%% shrink: err %v, want publish.ErrShrink", err)
 	}
-	after := xmltest.Snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("%d files before, %d after a refused run", len(before), len(after))
-	}
-	for n, data := range before {
-		if string(after[n]) != string(data) {
-			t.Fatalf("%s changed by a refused run", n)
-		}
-	}
+	xmltest.Unchanged(t, dir, before, "a refused run")
 	c.Inputs = []string{writeRows(t, 500, nil)} // exactly 50%: allowed
 	if _, err := Run(ctx, c); err != nil {
 		t.Fatalf("a 50%% shrink: %v", err)
@@ -210,15 +202,7 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := xmltest.Snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("dry run changed the folder: %d files, was %d", len(after), len(before))
-	}
-	for n, data := range before {
-		if string(after[n]) != string(data) {
-			t.Fatalf("dry run changed %s", n)
-		}
-	}
+	xmltest.Unchanged(t, dir, before, "a dry run")
 	p := rep.Plan
 	if p == nil || len(p.Skip) != 9 || len(p.Upload) != 1+3 || len(p.Delete) != 1 || !slices.Contains(p.Upload, "sitemap.xml") {
 		t.Fatalf("plan %+v", p)

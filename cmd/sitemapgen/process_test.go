@@ -101,15 +101,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())
 	}
-	after := xmltest.Snapshot(t, out)
-	if len(after) != len(before) {
-		t.Errorf("%d files before, %d after the interrupted run", len(before), len(after))
-	}
-	for name, data := range before {
-		if !bytes.Equal(after[name], data) {
-			t.Errorf("%s changed", name)
-		}
-	}
+	xmltest.Unchanged(t, out, before, "the interrupted run")
 }
 
 // TestPipedInputsLoseNothing runs the real command on inputs that can be read

@@ -146,6 +146,22 @@ func Snapshot(t testing.TB, dir string) map[string][]byte {
 	return m
 }
 
+// Unchanged fails t unless dir holds the files of before, byte for byte,
+// and no others; what names what ran since before was taken ("a refused
+// run").
+func Unchanged(t testing.TB, dir string, before map[string][]byte, what string) {
+	t.Helper()
+	after := Snapshot(t, dir)
+	if len(after) != len(before) {
+		t.Errorf("%d files before, %d after %s", len(before), len(after), what)
+	}
+	for name, data := range before {
+		if !bytes.Equal(after[name], data) {
+			t.Errorf("%s changed by %s", name, what)
+		}
+	}
+}
+
 // ValidateDir validates every .xml and .xml.gz file in dir with xmllint.
 func ValidateDir(t testing.TB, dir string) {
 	t.Helper()
