@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -53,21 +52,8 @@ func TestS3LockSameOwnerText(t *testing.T) {
 	const now = "2020-01-02T03:04:05Z" // far from the clock: the lock's times must not be --now
 	lock := e.prefix + ".sitemap.lock"
 	first := inNamespaces(t, "sitemapgen-ctr", e.args(e.ep, "--now", now, "--max-urls", "100", "-")...)
-	stdin, err := first.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
 	start := time.Now()
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer first.Process.Kill()
-	fmt.Fprintln(stdin, "loc")
-	for i := range 3000 {
-		fmt.Fprintf(stdin, "%sa/%d\n", base, i)
-	}
+	stdin, firstErr := startFeeding(t, first, "a", 3000)
 	// Stdin stays open: the first run holds the lock.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -84,7 +70,7 @@ func TestS3LockSameOwnerText(t *testing.T) {
 	second := inNamespaces(t, "sitemapgen-ctr", e.args(e.ep, "--now", now, "--max-urls", "100", overlapInput(t, "b", 2000))...)
 	var secondErr bytes.Buffer
 	second.Stderr = &secondErr
-	err = second.Run()
+	err := second.Run()
 	code := second.ProcessState.ExitCode()
 	if err != nil && second.ProcessState == nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,29 @@ func child(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// startFeeding starts cmd and writes a loc header and n rows under
+// base+dir to its standard input, which stays open: the run cannot finish
+// until the test closes it. The run's stderr collects in the buffer
+// returned; the process is killed at the end of the test.
+func startFeeding(t *testing.T, cmd *exec.Cmd, dir string, n int) (io.WriteCloser, *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	fmt.Fprintln(stdin, "loc")
+	for i := range n {
+		fmt.Fprintf(stdin, "%s%s/%d\n", base, dir, i)
+	}
+	return stdin, &stderr
+}
+
 // TestInterruptKeepsPreviousSet sends SIGINT to a real run half way through
 // (shards written, input not finished): it exits 1, the previous set is byte
 // for byte as it was, and the shards the interrupted run wrote are gone.
@@ -62,19 +86,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	before := xmltest.Snapshot(t, out)
 
 	cmd := child("generate", "--public-url", base, "--out", out, "--max-urls", "10", "-")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintln(stdin, "loc")
-	for i := range 100000 { // a few batches: more than one read chunk
-		fmt.Fprintf(stdin, "%snew/%d\n", base, i)
-	}
+	_, stderr := startFeeding(t, cmd, "new", 100000) // a few batches: more than one read chunk
 	// Stdin stays open: the run cannot finish; wait until it has written shards.
 	deadline := time.Now().Add(20 * time.Second)
 	// Count names only: the child renames temporary files as we look.
@@ -89,6 +101,7 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var err error
 	select {
 	case err = <-done:
 	case <-time.After(20 * time.Second):
