@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -20,20 +19,7 @@ import (
 // a different path, so exactly their shards change.
 func writeRows(t *testing.T, n int, changed func(i int) bool) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("loc,lastmod\n")
-	for i := range n {
-		v := "a"
-		if changed != nil && changed(i) {
-			v = "b"
-		}
-		fmt.Fprintf(&b, "%sp/%d/%s,2024-03-%02d\n", testBase, i, v, 1+i%28)
-	}
-	p := filepath.Join(t.TempDir(), "in.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteRows(t, "in.csv", testBase+"p/", "2024-03", n, changed)
 }
 
 func readManifestFile(t *testing.T, dir string) *publish.Manifest {

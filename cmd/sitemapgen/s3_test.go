@@ -23,6 +23,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
@@ -57,20 +58,7 @@ func (e *s3env) download(t *testing.T) (string, map[string]s3test.Object) {
 // rowsCSV writes n rows; rows for which changed is true get another path of
 // the same length.
 func rowsCSV(t *testing.T, n int, changed func(int) bool) string {
-	var b strings.Builder
-	b.WriteString("loc,lastmod\n")
-	for i := range n {
-		v := "a"
-		if changed != nil && changed(i) {
-			v = "b"
-		}
-		fmt.Fprintf(&b, "%sitem/%d/%s,2024-05-%02d\n", base, i, v, 1+i%28)
-	}
-	p := filepath.Join(t.TempDir(), "rows.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteRows(t, "rows.csv", base+"item/", "2024-05", n, changed)
 }
 
 // bigCSV writes rows of random paths: their shard hardly compresses, so a
@@ -83,11 +71,7 @@ func bigCSV(t *testing.T, n int) string {
 		rand.Read(buf)
 		fmt.Fprintf(&b, "%sbig/%d/%s\n", base, i, hex.EncodeToString(buf))
 	}
-	p := filepath.Join(t.TempDir(), "big.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteFile(t, "big.csv", []byte(b.String()))
 }
 
 // checkPublished walks the set from the root on the server: every object it
