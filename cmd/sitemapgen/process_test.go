@@ -52,27 +52,52 @@ func child(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// startFeeding starts cmd and writes a loc header and n rows under
-// base+dir to its standard input, which stays open: the run cannot finish
-// until the test closes it. The run's stderr collects in the buffer
-// returned; the process is killed at the end of the test.
-func startFeeding(t *testing.T, cmd *exec.Cmd, dir string, n int) (io.WriteCloser, *bytes.Buffer) {
+// start starts cmd; its stderr collects in the buffer returned. The
+// process is killed at the end of the test.
+func start(t *testing.T, cmd *exec.Cmd) *bytes.Buffer {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
+	return &stderr
+}
+
+// startFeeding starts cmd as start does and writes a loc header and n rows
+// under base+dir to its standard input, which stays open: the run cannot
+// finish until the test closes it.
+func startFeeding(t *testing.T, cmd *exec.Cmd, dir string, n int) (io.WriteCloser, *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := start(t, cmd)
 	fmt.Fprintln(stdin, "loc")
 	for i := range n {
 		fmt.Fprintf(stdin, "%s%s/%d\n", base, dir, i)
 	}
-	return stdin, &stderr
+	return stdin, stderr
+}
+
+// stopWith sends sig to the running cmd and returns its exit code; it fails
+// the test if the process has not exited within wait.
+func stopWith(t *testing.T, cmd *exec.Cmd, sig os.Signal, wait time.Duration) int {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		cmd.Process.Kill()
+		t.Fatalf("no exit %v after %v", wait, sig)
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // TestInterruptKeepsPreviousSet sends SIGINT to a real run half way through
@@ -96,20 +121,8 @@ func TestInterruptKeepsPreviousSet(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no exit 20 s after SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Fatalf("exit %d (%v), want 1\n%s", code, err, stderr.String())
+	if code := stopWith(t, cmd, syscall.SIGINT, 20*time.Second); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", stderr.String())

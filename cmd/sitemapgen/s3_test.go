@@ -346,11 +346,7 @@ func TestS3Kill(t *testing.T) {
 	})
 	big := bigCSV(t, 12000)
 	cmd := child(e.args(p.URL, "--max-bytes", "52428800", "--s3-part-size", "5", "--max-shrink", "100%", "--lock-ttl", "2s", big)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stderr := start(t, cmd)
 	deadline := time.Now().Add(60 * time.Second)
 	for len(s3test.OpenUploads(t, e.c, e.bucket)) == 0 {
 		if time.Now().After(deadline) || cmd.ProcessState != nil {
