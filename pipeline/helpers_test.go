@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -129,6 +130,22 @@ func failRun(t *testing.T, path string, want ...string) error {
 		t.Errorf("failed run left %d files (%v)", len(ents), err)
 	}
 	return err
+}
+
+// encodeAllocs encodes the rows b holds with an encoder of scope, then again
+// runs times with the encoder's output cleared in between (as the pipeline
+// reuses a batch), and returns the allocations of one encoding after the
+// first. b keeps the last encoding.
+func encodeAllocs(t *testing.T, b *Batch, scope string, runs int) float64 {
+	t.Helper()
+	enc := encode.NewEncoder(mustScope(t, scope), nil)
+	encodeBatch(enc, b, 1<<20, 1<<20)
+	return testing.AllocsPerRun(runs, func() {
+		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
+		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
+		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+		encodeBatch(enc, b, 1<<20, 1<<20)
+	})
 }
 
 // urlEntries returns the <url> lines of a set's shards, in order.
