@@ -94,9 +94,7 @@ func TestCorruptGzip(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "broken.csv.gz") {
 		t.Fatalf("exit %d, want 1 naming the file:\n%s", code, stderr)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		t.Fatalf("failed run left %d files", len(ents))
-	}
+	leftNothing(t, out, "the failed run")
 }
 
 // TestRepeatedInput: a file given twice (here named and matched by a glob)
@@ -113,9 +111,7 @@ func TestRepeatedInput(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "input given more than once: \""+p+"\"") || !strings.Contains(stderr, "is the same file as") {
 		t.Fatalf("exit %d, want 2 naming %s:\n%s", code, p, stderr)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		t.Fatalf("refused run left %d files", len(ents))
-	}
+	leftNothing(t, out, "the refused run")
 }
 
 // writeLongLines writes a CSV with rows before, between and after a line

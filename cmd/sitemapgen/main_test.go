@@ -25,6 +25,19 @@ func sitemapgen(t *testing.T, stdin string, args ...string) (code int, stdout, s
 	return code, out.String(), errb.String()
 }
 
+// leftNothing fails t if the output folder dir holds any file after what
+// (a failed or refused run).
+func leftNothing(t *testing.T, dir, what string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		names := make([]string, len(ents))
+		for i, e := range ents {
+			names[i] = e.Name()
+		}
+		t.Errorf("%s left %d files in the output folder: %q", what, len(ents), names)
+	}
+}
+
 func readReport(t *testing.T, path string) pipeline.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -219,9 +232,7 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", m, stderr)
 				}
 			}
-			if ents, _ := os.ReadDir(out); len(ents) != 0 {
-				t.Errorf("failed run left %d files in the output folder", len(ents))
-			}
+			leftNothing(t, out, "the failed run")
 		})
 	}
 }
