@@ -38,29 +38,15 @@ func TestColumnarTruncated(t *testing.T) {
 		n := len(data)
 		for _, cut := range []int{1, 4, 7, 100, n / 3, n / 2, n - 100, n - 9, n - 8, n - 1} {
 			path := inputtest.WriteFile(t, name, data[:cut])
-			var src input.Source
-			var closer func() error
-			if strings.HasSuffix(name, ".parquet") {
-				pr, err := pqread.Open(path, input.Options{})
-				if err != nil {
-					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
-					}
-					continue
+			src, err := openColumnar(path)
+			if err != nil {
+				if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+					t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
 				}
-				src, closer = pr, pr.Close
-			} else {
-				ar, err := arrowread.Open(path, input.Options{})
-				if err != nil {
-					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
-					}
-					continue
-				}
-				src, closer = ar, ar.Close
+				continue
 			}
 			rows, err := inputtest.ReadAll(src)
-			closer()
+			src.Close()
 			if name == "rows.arrows" && err == nil && rows < 23 {
 				// A stream cut between two messages is a shorter stream:
 				// the format cannot tell. Only cuts inside a message fail.
@@ -82,6 +68,23 @@ func TestColumnarTruncated(t *testing.T) {
 	data := inputtest.ReadFixture(t, "arrow_zstd_plain_date.parquet")
 	p := inputtest.WriteFile(t, "cut.parquet", data[:len(data)/2])
 	failRun(t, p, p, "corrupt or truncated")
+}
+
+// openColumnar opens the Parquet (.parquet) or Arrow file path with its
+// reader.
+func openColumnar(path string) (input.Source, error) {
+	if strings.HasSuffix(path, ".parquet") {
+		pr, err := pqread.Open(path, input.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return pr, nil
+	}
+	ar, err := arrowread.Open(path, input.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return ar, nil
 }
 
 // TestParquetCorruptPage: damaged compressed page data fails naming the
