@@ -6,6 +6,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +44,20 @@ func (e *env) store(t testing.TB, endpoint string) *s3obj.Store {
 }
 
 func (e *env) put(t testing.TB, key string, data []byte) { s3test.Put(t, e.c, e.bucket, key, data) }
+
+// putLocal puts data as key on the server and in a local file of the same
+// base name, to compare the two, and returns the file's path, a Store of the
+// server and the object.
+func (e *env) putLocal(tb testing.TB, key string, data []byte) (string, *s3obj.Store, s3obj.Object) {
+	tb.Helper()
+	e.put(tb, key, data)
+	p := filepath.Join(tb.TempDir(), path.Base(key))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	s := e.store(tb, e.ep)
+	return p, s, e.stat(tb, s, key)
+}
 
 // stat returns the object as List gives it.
 func (e *env) stat(t testing.TB, s *s3obj.Store, key string) s3obj.Object {
