@@ -142,7 +142,6 @@ func TestColumnarNotThatFormat(t *testing.T) {
 // TestColumnarSchemaErrors: a missing loc column, a loc of the wrong type, a
 // nested loc, a mapped column that is missing, all with a clear message.
 func TestColumnarSchemaErrors(t *testing.T) {
-	dir := t.TempDir()
 	type intLoc struct {
 		Loc int64 `parquet:"loc"`
 	}
@@ -165,39 +164,17 @@ func TestColumnarSchemaErrors(t *testing.T) {
 		Loc     string  `parquet:"loc"`
 		Lastmod float64 `parquet:"lastmod"`
 	}
-	write := func(name string, rows any) string {
-		p := filepath.Join(dir, name)
-		var err error
-		switch r := rows.(type) {
-		case []intLoc:
-			err = parquet.WriteFile(p, r)
-		case []listLoc:
-			err = parquet.WriteFile(p, r)
-		case []repeatedLoc:
-			err = parquet.WriteFile(p, r)
-		case []groupLoc:
-			err = parquet.WriteFile(p, r)
-		case []noLoc:
-			err = parquet.WriteFile(p, r)
-		case []badLastmod:
-			err = parquet.WriteFile(p, r)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	tests := []struct {
 		path string
 		is   error
 		want []string
 	}{
-		{write("int.parquet", []intLoc{{1}}), input.ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
-		{write("list.parquet", []listLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
-		{write("repeated.parquet", []repeatedLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "repeated"}},
-		{write("group.parquet", []groupLoc{{inner{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "nested"}},
-		{write("noloc.parquet", []noLoc{{"a"}}), input.ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
-		{write("lastmod.parquet", []badLastmod{{fixtureBase, 1}}), input.ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
+		{inputtest.WriteParquet(t, "int.parquet", []intLoc{{1}}), input.ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
+		{inputtest.WriteParquet(t, "list.parquet", []listLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
+		{inputtest.WriteParquet(t, "repeated.parquet", []repeatedLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "repeated"}},
+		{inputtest.WriteParquet(t, "group.parquet", []groupLoc{{inner{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "nested"}},
+		{inputtest.WriteParquet(t, "noloc.parquet", []noLoc{{"a"}}), input.ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
+		{inputtest.WriteParquet(t, "lastmod.parquet", []badLastmod{{fixtureBase, 1}}), input.ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
 	}
 	for _, tc := range tests {
 		err := failRun(t, tc.path, append([]string{tc.path}, tc.want...)...)
@@ -207,10 +184,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 	}
 
 	// A mapped optional column the file lacks is an error, as for CSV.
-	p := inputtest.WriteFile(t, "ok.parquet", nil)
-	if err := parquet.WriteFile(p, []noLoc{{fixtureBase + "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	p := inputtest.WriteParquet(t, "ok.parquet", []noLoc{{fixtureBase + "a"}})
 	var cols [input.NumColumns]string
 	cols[input.Loc], cols[input.Lastmod] = "url", "modified"
 	_, err := pqread.Open(p, input.Options{Columns: cols})
