@@ -182,36 +182,15 @@ func TestCutterAddEntries(t *testing.T) {
 			maxBytes = len(Header) + len(Footer) + maxEntry // one long entry per shard
 		}
 		one, run := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes}), mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
-		type cut struct {
-			num, urls int
-			data      string
-		}
-		var want, got []cut
-		keep := func(to *[]cut, c *Cutter, s *Sitemap) {
-			if s != nil {
-				*to = append(*to, cut{s.Num, s.URLs, string(s.Data)})
-				c.Recycle(s)
-			}
-		}
-		for b := range 40 {
-			var e Entries
+		bs := make([]Entries, 40)
+		for b := range bs {
+			e := &bs[b]
 			for i := range rng.IntN(80) {
 				e.Data = append(e.Data, entry(1+rng.IntN(maxEntry), 'a'+byte((b+i)%26))...)
 				e.Ends = append(e.Ends, uint32(len(e.Data)))
 			}
-			prev := 0
-			for _, end := range e.Ends {
-				keep(&want, one, one.Add(e.Data[prev:end]))
-				prev = int(end)
-			}
-			for k := 0; k < len(e.Ends); {
-				var s *Sitemap
-				k, s = run.AddEntries(&e, k)
-				keep(&got, run, s)
-			}
 		}
-		keep(&want, one, one.Flush())
-		keep(&got, run, run.Flush())
+		want, got := cutAdd(one, bs), cutEntries(run, bs)
 		if len(got) != len(want) {
 			t.Fatalf("seed %d: AddEntries cut %d shards, Add %d", seed, len(got), len(want))
 		}
