@@ -42,15 +42,21 @@ func TestCutterExactFit(t *testing.T) {
 	}
 }
 
+// randomLimits draws a property test's limits: up to 60 URLs a shard,
+// entries up to maxEntry bytes, and room for at least one of them.
+func randomLimits(rng *rand.Rand) (maxURLs, maxEntry, maxBytes int) {
+	maxURLs = 1 + rng.IntN(60)
+	maxEntry = 1 + rng.IntN(200)
+	return maxURLs, maxEntry, len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+}
+
 // TestCutterProperty: over random small entries and limits, every shard is
 // within both limits, is closed only when the next entry would not fit, and
 // the shards hold every entry once, in order.
 func TestCutterProperty(t *testing.T) {
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		maxURLs := 1 + rng.IntN(60)
-		maxEntry := 1 + rng.IntN(200)
-		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		maxURLs, maxEntry, maxBytes := randomLimits(rng)
 		c := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
 		var in, out []byte
 		var shards []*Sitemap
@@ -175,9 +181,7 @@ func TestCutterHeaderCounts(t *testing.T) {
 func TestCutterAddEntries(t *testing.T) {
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		maxURLs := 1 + rng.IntN(60)
-		maxEntry := 1 + rng.IntN(200)
-		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		maxURLs, maxEntry, maxBytes := randomLimits(rng)
 		if seed%10 == 0 {
 			maxBytes = len(Header) + len(Footer) + maxEntry // one long entry per shard
 		}
