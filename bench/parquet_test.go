@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,12 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sitemapgen/sitemapgen/encode"
-	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/pqread"
-	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // benchRows is the size of the Parquet-vs-CSV inputs: 10M rows, as the
@@ -166,31 +162,7 @@ func cpuTime() time.Duration {
 // on the same rows from Parquet and from CSV.
 func BenchmarkEndToEndInput(b *testing.B) {
 	csvPath, pqPath, rows := benchInputs(b)
-	scope, err := encode.ParseScope("https://www.example.com/")
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, bc := range []struct{ name, path string }{{"parquet", pqPath}, {"csv", csvPath}} {
-		b.Run(bc.name, func(b *testing.B) {
-			var urls int64
-			for b.Loop() {
-				out, err := sink.NewLocal(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				rep, err := pipeline.Run(context.Background(), pipeline.Config{
-					Inputs: []string{bc.path}, PublicURL: scope, Sink: out, Name: "sitemap",
-					MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 6,
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if rep.Rows != int64(rows) {
-					b.Fatalf("%d rows, want %d", rep.Rows, rows)
-				}
-				urls += rep.URLs
-			}
-			b.ReportMetric(float64(urls)/b.Elapsed().Seconds(), "urls/s")
-		})
+		b.Run(bc.name, func(b *testing.B) { benchRun(b, bc.path, 6, rows) })
 	}
 }

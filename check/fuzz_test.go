@@ -20,6 +20,25 @@ func (noFiles) Open(context.Context, string) (io.ReadCloser, error) { return nil
 func (noFiles) List(context.Context) ([]string, error)              { return nil, nil }
 func (noFiles) String() string                                      { return "(none)" }
 
+// checkAlone checks data as the root file name, with no other file, and
+// fails the test unless the report adds up.
+func checkAlone(t *testing.T, name string, data []byte) *Report {
+	t.Helper()
+	rep, err := Set(context.Background(), WithFile(noFiles{}, name, data), name,
+		Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir(), MaxProblems: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for _, n := range rep.ByCode {
+		sum += n
+	}
+	if sum != rep.Problems || len(rep.List) > rep.Problems || (rep.Problems == 0) != rep.OK() {
+		t.Fatalf("report does not add up: %d problems, by code %v, %d listed", rep.Problems, rep.ByCode, len(rep.List))
+	}
+	return rep
+}
+
 // FuzzSet feeds arbitrary bytes to the validator as a root file: it must
 // never panic, and its report must add up.
 func FuzzSet(f *testing.F) {
@@ -35,18 +54,7 @@ func FuzzSet(f *testing.F) {
 	f.Add([]byte("\xef\xbb\xbf" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><!-- x --><url><loc>https://a.example/</loc></url></urlset>`))
 	f.Add([]byte(`<?xml version="1.0" encoding="latin1"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>https://a.example/root.xml</loc></sitemap></sitemapindex>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := Set(context.Background(), WithFile(noFiles{}, "root.xml", data), "root.xml",
-			Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir(), MaxProblems: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := 0
-		for _, n := range rep.ByCode {
-			sum += n
-		}
-		if sum != rep.Problems || len(rep.List) > rep.Problems || (rep.Problems == 0) != rep.OK() {
-			t.Fatalf("report does not add up: %d problems, by code %v, %d listed", rep.Problems, rep.ByCode, len(rep.List))
-		}
+		rep := checkAlone(t, "root.xml", data)
 		for _, p := range rep.List {
 			if p.Code == "" || p.Message == "" || p.File == "" {
 				t.Fatalf("incomplete problem %+v", p)
@@ -81,18 +89,7 @@ func FuzzRobots(f *testing.F) {
 	f.Add([]byte("User-agent: *\n"))
 	f.Add([]byte("Sitemap: https://a.example/a/../b.xml\nSitemap: https://a.example/s.xml\nSitemap: https://a.example/s.xml\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := Set(context.Background(), WithFile(noFiles{}, "robots.txt", data), "robots.txt",
-			Options{Limits: Ours, RunRecords: 64, TempDir: t.TempDir(), MaxProblems: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := 0
-		for _, n := range rep.ByCode {
-			sum += n
-		}
-		if sum != rep.Problems || (rep.Problems == 0) != rep.OK() {
-			t.Fatalf("report does not add up: %d problems, by code %v", rep.Problems, rep.ByCode)
-		}
+		rep := checkAlone(t, "robots.txt", data)
 		if !bytes.Contains(bytes.ToLower(data), []byte("sitemap")) && rep.ByCode[CodeNoSitemap] != 1 {
 			t.Fatalf("no Sitemap: line, no no_sitemap problem: %v", rep.List)
 		}

@@ -127,26 +127,14 @@ func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 		}
 	}
 	if cf := trimWhite(f.Changefreq); len(cf) > 0 {
-		mark := len(dst)
-		dst = append(dst, "<changefreq>"...)
 		var w Warning
-		if dst, w = AppendChangefreq(dst, cf); w != 0 {
-			dst = dst[:mark]
-			res.Warnings |= w
-		} else {
-			dst = append(dst, "</changefreq>"...)
-		}
+		dst, w = appendElement(dst, "<changefreq>", "</changefreq>", cf, AppendChangefreq)
+		res.Warnings |= w
 	}
 	if p := trimWhite(f.Priority); len(p) > 0 {
-		mark := len(dst)
-		dst = append(dst, "<priority>"...)
 		var w Warning
-		if dst, w = AppendPriority(dst, p); w != 0 {
-			dst = dst[:mark]
-			res.Warnings |= w
-		} else {
-			dst = append(dst, "</priority>"...)
-		}
+		dst, w = appendElement(dst, "<priority>", "</priority>", p, AppendPriority)
+		res.Warnings |= w
 	}
 	if len(f.Ext) > 0 {
 		var w Warning
@@ -163,6 +151,19 @@ func (e *Encoder) AppendURL(dst []byte, f Fields) ([]byte, Result) {
 		res.Warnings |= w
 	}
 	return dst, res
+}
+
+// appendElement appends the element open, raw as app writes it, close; if
+// app warns, it appends nothing and returns the warning: a bad optional
+// field is left out, the URL is still written.
+func appendElement(dst []byte, open, close string, raw []byte, app func(dst, raw []byte) ([]byte, Warning)) ([]byte, Warning) {
+	mark := len(dst)
+	dst = append(dst, open...)
+	var w Warning
+	if dst, w = app(dst, raw); w != 0 {
+		return dst[:mark], w
+	}
+	return append(dst, close...), 0
 }
 
 // trimWhite trims ASCII white space (space, \t, \n, \v, \f, \r) from both

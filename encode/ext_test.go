@@ -166,12 +166,20 @@ func TestImageLimit(t *testing.T) {
 	for i := range protocol.MaxImages + 5 {
 		kv = append(kv, fmt.Sprintf("image:%d", i), fmt.Sprintf("https://i.example/%d.jpg", i))
 	}
+	checkLimit(t, kv, "<image:image>", protocol.MaxImages, ImageLimit)
+}
+
+// checkLimit encodes the extension columns kv, more elements than the
+// protocol's limit allows, and checks that limit elements (open tag) are
+// written, with the warning w alone.
+func checkLimit(t *testing.T, kv []string, open string, limit int, w Warning) {
+	t.Helper()
 	out, res := NewEncoder(nil, nil).AppendURL(nil, extRow(t, loc, kv...))
-	if n := bytes.Count(out, []byte("<image:image>")); n != protocol.MaxImages {
-		t.Errorf("%d images written; want %d", n, protocol.MaxImages)
+	if n := bytes.Count(out, []byte(open)); n != limit {
+		t.Errorf("%d %s written; want %d", n, open, limit)
 	}
-	if res.Warnings != ImageLimit {
-		t.Errorf("warnings %b; want ImageLimit", res.Warnings)
+	if res.Warnings != w {
+		t.Errorf("warnings %b; want %b", res.Warnings, w)
 	}
 }
 
@@ -180,13 +188,7 @@ func TestVideoTagLimit(t *testing.T) {
 	for i := range protocol.MaxVideoTags + 1 {
 		kv = append(kv, fmt.Sprintf("video:tag:%d", i), fmt.Sprint("tag", i))
 	}
-	out, res := NewEncoder(nil, nil).AppendURL(nil, extRow(t, loc, kv...))
-	if n := bytes.Count(out, []byte("<video:tag>")); n != protocol.MaxVideoTags {
-		t.Errorf("%d tags written; want %d", n, protocol.MaxVideoTags)
-	}
-	if res.Warnings != VideoTagLimit {
-		t.Errorf("warnings %b; want VideoTagLimit", res.Warnings)
-	}
+	checkLimit(t, kv, "<video:tag>", protocol.MaxVideoTags, VideoTagLimit)
 }
 
 func TestImageList(t *testing.T) {

@@ -37,30 +37,16 @@ func TestColumnarTruncated(t *testing.T) {
 		}
 		n := len(data)
 		for _, cut := range []int{1, 4, 7, 100, n / 3, n / 2, n - 100, n - 9, n - 8, n - 1} {
-			path := writeFile(t, name, data[:cut])
-			var src input.Source
-			var closer func() error
-			if strings.HasSuffix(name, ".parquet") {
-				pr, err := pqread.Open(path, input.Options{})
-				if err != nil {
-					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
-					}
-					continue
+			path := inputtest.WriteFile(t, name, data[:cut])
+			src, err := openColumnar(path)
+			if err != nil {
+				if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+					t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
 				}
-				src, closer = pr, pr.Close
-			} else {
-				ar, err := arrowread.Open(path, input.Options{})
-				if err != nil {
-					if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-						t.Errorf("%s cut at %d: open error %v, want input.ErrCorrupt naming the file", name, cut, err)
-					}
-					continue
-				}
-				src, closer = ar, ar.Close
+				continue
 			}
 			rows, err := inputtest.ReadAll(src)
-			closer()
+			src.Close()
 			if name == "rows.arrows" && err == nil && rows < 23 {
 				// A stream cut between two messages is a shorter stream:
 				// the format cannot tell. Only cuts inside a message fail.
@@ -80,8 +66,25 @@ func TestColumnarTruncated(t *testing.T) {
 	}
 	// Through the pipeline: exit with the file named, nothing published.
 	data := inputtest.ReadFixture(t, "arrow_zstd_plain_date.parquet")
-	p := writeFile(t, "cut.parquet", data[:len(data)/2])
+	p := inputtest.WriteFile(t, "cut.parquet", data[:len(data)/2])
 	failRun(t, p, p, "corrupt or truncated")
+}
+
+// openColumnar opens the Parquet (.parquet) or Arrow file path with its
+// reader.
+func openColumnar(path string) (input.Source, error) {
+	if strings.HasSuffix(path, ".parquet") {
+		pr, err := pqread.Open(path, input.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return pr, nil
+	}
+	ar, err := arrowread.Open(path, input.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return ar, nil
 }
 
 // TestParquetCorruptPage: damaged compressed page data fails naming the
@@ -108,7 +111,7 @@ func TestParquetCorruptPage(t *testing.T) {
 		for i := start + 24; i < start+md.TotalCompressedSize && i < start+64; i++ {
 			bad[i] ^= 0x5a
 		}
-		path := writeFile(t, name, bad)
+		path := inputtest.WriteFile(t, name, bad)
 		err = failRun(t, path, path, "corrupt or truncated", `column "loc"`)
 		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
@@ -120,7 +123,7 @@ func TestParquetCorruptPage(t *testing.T) {
 func TestColumnarNotThatFormat(t *testing.T) {
 	csv := []byte("loc\n" + fixtureBase + "a\n")
 	for _, name := range []string{"x.parquet", "x.arrow", "x.arrows", "x.feather"} {
-		p := writeFile(t, name, csv)
+		p := inputtest.WriteFile(t, name, csv)
 		err := failRun(t, p, p, "not a readable")
 		if !errors.Is(err, input.ErrCorrupt) {
 			t.Errorf("%v: not ErrCorrupt", err)
@@ -129,17 +132,16 @@ func TestColumnarNotThatFormat(t *testing.T) {
 	// A Parquet file named .arrow and the reverse: the format follows the
 	// name, the content does not match it.
 	pq := inputtest.ReadFixture(t, "arrow_snappy_dict_timestamp.parquet")
-	failRun(t, writeFile(t, "x.arrow", pq), "not a readable Arrow")
+	failRun(t, inputtest.WriteFile(t, "x.arrow", pq), "not a readable Arrow")
 	ar := inputtest.ReadFixture(t, "rows.arrow")
-	failRun(t, writeFile(t, "x.parquet", ar), "not a readable Parquet")
+	failRun(t, inputtest.WriteFile(t, "x.parquet", ar), "not a readable Parquet")
 	// An empty Parquet file (zero bytes) is not Parquet either.
-	failRun(t, writeFile(t, "empty.parquet", nil), "empty.parquet")
+	failRun(t, inputtest.WriteFile(t, "empty.parquet", nil), "empty.parquet")
 }
 
 // TestColumnarSchemaErrors: a missing loc column, a loc of the wrong type, a
 // nested loc, a mapped column that is missing, all with a clear message.
 func TestColumnarSchemaErrors(t *testing.T) {
-	dir := t.TempDir()
 	type intLoc struct {
 		Loc int64 `parquet:"loc"`
 	}
@@ -162,39 +164,17 @@ func TestColumnarSchemaErrors(t *testing.T) {
 		Loc     string  `parquet:"loc"`
 		Lastmod float64 `parquet:"lastmod"`
 	}
-	write := func(name string, rows any) string {
-		p := filepath.Join(dir, name)
-		var err error
-		switch r := rows.(type) {
-		case []intLoc:
-			err = parquet.WriteFile(p, r)
-		case []listLoc:
-			err = parquet.WriteFile(p, r)
-		case []repeatedLoc:
-			err = parquet.WriteFile(p, r)
-		case []groupLoc:
-			err = parquet.WriteFile(p, r)
-		case []noLoc:
-			err = parquet.WriteFile(p, r)
-		case []badLastmod:
-			err = parquet.WriteFile(p, r)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	tests := []struct {
 		path string
 		is   error
 		want []string
 	}{
-		{write("int.parquet", []intLoc{{1}}), input.ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
-		{write("list.parquet", []listLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
-		{write("repeated.parquet", []repeatedLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "repeated"}},
-		{write("group.parquet", []groupLoc{{inner{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "nested"}},
-		{write("noloc.parquet", []noLoc{{"a"}}), input.ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
-		{write("lastmod.parquet", []badLastmod{{fixtureBase, 1}}), input.ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
+		{inputtest.WriteParquet(t, "int.parquet", []intLoc{{1}}), input.ErrColumnType, []string{`column "loc"`, "INT(64", "want a string"}},
+		{inputtest.WriteParquet(t, "list.parquet", []listLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "LIST", "nested"}},
+		{inputtest.WriteParquet(t, "repeated.parquet", []repeatedLoc{{[]string{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "repeated"}},
+		{inputtest.WriteParquet(t, "group.parquet", []groupLoc{{inner{"a"}}}), input.ErrColumnType, []string{`column "loc"`, "nested"}},
+		{inputtest.WriteParquet(t, "noloc.parquet", []noLoc{{"a"}}), input.ErrNoColumn, []string{`"loc"`, "url", "--loc-column"}},
+		{inputtest.WriteParquet(t, "lastmod.parquet", []badLastmod{{fixtureBase, 1}}), input.ErrColumnType, []string{`column "lastmod"`, "DOUBLE", "DATE or TIMESTAMP"}},
 	}
 	for _, tc := range tests {
 		err := failRun(t, tc.path, append([]string{tc.path}, tc.want...)...)
@@ -204,10 +184,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 	}
 
 	// A mapped optional column the file lacks is an error, as for CSV.
-	p := writeFile(t, "ok.parquet", nil)
-	if err := parquet.WriteFile(p, []noLoc{{fixtureBase + "a"}}); err != nil {
-		t.Fatal(err)
-	}
+	p := inputtest.WriteParquet(t, "ok.parquet", []noLoc{{fixtureBase + "a"}})
 	var cols [input.NumColumns]string
 	cols[input.Loc], cols[input.Lastmod] = "url", "modified"
 	_, err := pqread.Open(p, input.Options{Columns: cols})
@@ -230,7 +207,7 @@ func TestColumnarSchemaErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		path := writeFile(t, "typed.arrow", buf.Bytes())
+		path := inputtest.WriteFile(t, "typed.arrow", buf.Bytes())
 		err = failRun(t, path, path, `column "loc"`, typ.String())
 		if !errors.Is(err, input.ErrColumnType) {
 			t.Errorf("%v: not ErrColumnType", err)

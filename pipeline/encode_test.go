@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 )
@@ -30,20 +29,10 @@ func TestEncodeBatchAllocs(t *testing.T) {
 	if err := sc.Fill(&b.Batch, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	enc := encode.NewEncoder(mustScope(t, testBase), nil)
-	reset := func() {
-		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
-		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
-		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
-	}
-	encodeBatch(enc, b, 1<<20, 1<<20)
+	allocs := encodeAllocs(t, b, testBase, 20)
 	if len(b.Ends) != 1600 || len(b.Rejects) != 400 {
 		t.Fatalf("%d accepted, %d rejected; want 1600, 400", len(b.Ends), len(b.Rejects))
 	}
-	allocs := testing.AllocsPerRun(20, func() {
-		reset()
-		encodeBatch(enc, b, 1<<20, 1<<20)
-	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per batch of %d rows, want 0", allocs, b.Len())
 	}

@@ -291,17 +291,11 @@ func TestEncodeBatchExtensionAllocs(t *testing.T) {
 	if len(b.Ext) < 20 {
 		t.Fatalf("%d extension columns; want the sample's 30", len(b.Ext))
 	}
-	enc := encode.NewEncoder(mustScope(t, "https://www.example.com/"), nil)
-	reset := func() {
-		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
-		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
-		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
-	}
-	encodeBatch(enc, b, 1<<20, 1<<20)
+	a := encodeAllocs(t, b, "https://www.example.com/", 20)
 	if len(b.Ends) != 120 {
 		t.Fatalf("%d accepted; want 120", len(b.Ends))
 	}
-	if a := testing.AllocsPerRun(20, func() { reset(); encodeBatch(enc, b, 1<<20, 1<<20) }); a != 0 {
+	if a != 0 {
 		t.Fatalf("%v allocations per batch of %d rows with extensions, want 0", a, b.Len())
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -58,11 +59,7 @@ func runTo(t *testing.T, cfg Config) (*Report, *xmltest.Set, string) {
 
 func writeText(t *testing.T, name, data string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteFile(t, name, []byte(data))
 }
 
 // runInputs runs the pipeline on inputs and returns the published set.
@@ -135,13 +132,20 @@ func failRun(t *testing.T, path string, want ...string) error {
 	return err
 }
 
-func writeFile(t *testing.T, name string, data []byte) string {
+// encodeAllocs encodes the rows b holds with an encoder of scope, then again
+// runs times with the encoder's output cleared in between (as the pipeline
+// reuses a batch), and returns the allocations of one encoding after the
+// first. b keeps the last encoding.
+func encodeAllocs(t *testing.T, b *Batch, scope string, runs int) float64 {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	enc := encode.NewEncoder(mustScope(t, scope), nil)
+	encodeBatch(enc, b, 1<<20, 1<<20)
+	return testing.AllocsPerRun(runs, func() {
+		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
+		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
+		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+		encodeBatch(enc, b, 1<<20, 1<<20)
+	})
 }
 
 // urlEntries returns the <url> lines of a set's shards, in order.

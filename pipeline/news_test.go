@@ -122,15 +122,7 @@ func TestNewsSitemaps(t *testing.T) {
 			if err == nil || !errors.Is(err, errInjected) && !errors.Is(err, context.Canceled) {
 				t.Fatalf("write %d (cancel %v): err %v", at, cancel, err)
 			}
-			after := xmltest.Snapshot(t, dir)
-			for name, data := range before {
-				if !bytes.Equal(after[name], data) {
-					t.Errorf("write %d (cancel %v): %s changed", at, cancel, name)
-				}
-			}
-			if len(after) != len(before) {
-				t.Errorf("write %d (cancel %v): %d files, were %d", at, cancel, len(after), len(before))
-			}
+			xmltest.Unchanged(t, dir, before, fmt.Sprintf("a run failed at write %d (cancel %v)", at, cancel))
 		}
 	}
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
@@ -125,17 +124,11 @@ func TestParquetListEncodeAllocs(t *testing.T) {
 	if err := pr2.Fill(&b.Batch, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	enc := encode.NewEncoder(mustScope(t, "https://www.example.com/"), nil)
-	reset := func() {
-		b.Out, b.Ends = b.Out[:0], b.Ends[:0]
-		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
-		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
-	}
-	encodeBatch(enc, b, 1<<20, 1<<20)
+	a := encodeAllocs(t, b, "https://www.example.com/", 10)
 	if len(b.Ends) != b.Len() || b.Len() < 1000 {
 		t.Fatalf("%d of %d accepted", len(b.Ends), b.Len())
 	}
-	if a := testing.AllocsPerRun(10, func() { reset(); encodeBatch(enc, b, 1<<20, 1<<20) }); a != 0 {
+	if a != 0 {
 		t.Fatalf("%v allocations per batch of %d rows with list columns, want 0", a, b.Len())
 	}
 }

@@ -268,15 +268,7 @@ func TestFailedRunKeepsPreviousSet(t *testing.T) {
 				} else if !cancel && !errors.Is(err, errInjected) || cancel && !errors.Is(err, context.Canceled) {
 					t.Fatalf("error %v does not wrap the cause", err)
 				}
-				after := xmltest.Snapshot(t, dir)
-				if len(after) != len(before) {
-					t.Errorf("%d files before, %d after", len(before), len(after))
-				}
-				for name, data := range before {
-					if !bytes.Equal(after[name], data) {
-						t.Errorf("%s changed", name)
-					}
-				}
+				xmltest.Unchanged(t, dir, before, "the failed run")
 				set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
 				if len(set.Shards) != len(prev.Shards) {
 					t.Errorf("previous set not reachable: %d shards, was %d", len(set.Shards), len(prev.Shards))

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -20,20 +19,7 @@ import (
 // a different path, so exactly their shards change.
 func writeRows(t *testing.T, n int, changed func(i int) bool) string {
 	t.Helper()
-	var b strings.Builder
-	b.WriteString("loc,lastmod\n")
-	for i := range n {
-		v := "a"
-		if changed != nil && changed(i) {
-			v = "b"
-		}
-		fmt.Fprintf(&b, "%sp/%d/%s,2024-03-%02d\n", testBase, i, v, 1+i%28)
-	}
-	p := filepath.Join(t.TempDir(), "in.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteRows(t, "in.csv", testBase+"p/", "2024-03", n, changed)
 }
 
 func readManifestFile(t *testing.T, dir string) *publish.Manifest {
@@ -166,15 +152,7 @@ func TestMaxShrink(t *testing.T) {
 	if _, err := Run(ctx, c); !errors.Is(err, publish.ErrShrink) {
 		t.Fatalf("a 50.1%% shrink: err %v, want publish.ErrShrink", err)
 	}
-	after := xmltest.Snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("%d files before, %d after a refused run", len(before), len(after))
-	}
-	for n, data := range before {
-		if string(after[n]) != string(data) {
-			t.Fatalf("%s changed by a refused run", n)
-		}
-	}
+	xmltest.Unchanged(t, dir, before, "a refused run")
 	c.Inputs = []string{writeRows(t, 500, nil)} // exactly 50%: allowed
 	if _, err := Run(ctx, c); err != nil {
 		t.Fatalf("a 50%% shrink: %v", err)
@@ -210,15 +188,7 @@ func TestDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := xmltest.Snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("dry run changed the folder: %d files, was %d", len(after), len(before))
-	}
-	for n, data := range before {
-		if string(after[n]) != string(data) {
-			t.Fatalf("dry run changed %s", n)
-		}
-	}
+	xmltest.Unchanged(t, dir, before, "a dry run")
 	p := rep.Plan
 	if p == nil || len(p.Skip) != 9 || len(p.Upload) != 1+3 || len(p.Delete) != 1 || !slices.Contains(p.Upload, "sitemap.xml") {
 		t.Fatalf("plan %+v", p)

@@ -145,43 +145,39 @@ type cutShard struct {
 	data      string
 }
 
+// keepShard appends s, if c cut one, to out and recycles it.
+func keepShard(out *[]cutShard, c *Cutter, s *Sitemap) {
+	if s != nil {
+		*out = append(*out, cutShard{s.Num, s.URLs, string(s.Data)})
+		c.Recycle(s)
+	}
+}
+
 // cutAdd cuts entries one Add at a time.
 func cutAdd(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
-	keep := func(s *Sitemap) {
-		if s != nil {
-			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
-			c.Recycle(s)
-		}
-	}
 	for _, e := range bs {
 		prev := 0
 		for _, end := range e.Ends {
-			keep(c.Add(e.Data[prev:end]))
+			keepShard(&out, c, c.Add(e.Data[prev:end]))
 			prev = int(end)
 		}
 	}
-	keep(c.Flush())
+	keepShard(&out, c, c.Flush())
 	return out
 }
 
 // cutEntries cuts the batches with AddEntries, as the pipeline does.
 func cutEntries(c *Cutter, bs []Entries) []cutShard {
 	var out []cutShard
-	keep := func(s *Sitemap) {
-		if s != nil {
-			out = append(out, cutShard{s.Num, s.URLs, string(s.Data)})
-			c.Recycle(s)
-		}
-	}
 	for i := range bs {
 		for k := 0; k < len(bs[i].Ends); {
 			var s *Sitemap
 			k, s = c.AddEntries(&bs[i], k)
-			keep(s)
+			keepShard(&out, c, s)
 		}
 	}
-	keep(c.Flush())
+	keepShard(&out, c, c.Flush())
 	return out
 }
 
@@ -484,17 +480,7 @@ func BenchmarkCutterModes(b *testing.B) {
 	for _, mode := range []CutMode{CutTight, CutStable} {
 		b.Run(mode.String(), func(b *testing.B) {
 			c := mustCutter(CutterOptions{MaxURLs: 50000, MaxBytes: 10485760, Header: Header, Mode: mode})
-			b.SetBytes(int64(len(e.Data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				for k := 0; k < len(e.Ends); {
-					var s *Sitemap
-					if k, s = c.AddEntries(&e, k); s != nil {
-						c.Recycle(s)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(e.Ends)), "ns/entry")
+			benchAddEntries(b, c, &e)
 		})
 	}
 }

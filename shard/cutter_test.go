@@ -42,15 +42,21 @@ func TestCutterExactFit(t *testing.T) {
 	}
 }
 
+// randomLimits draws a property test's limits: up to 60 URLs a shard,
+// entries up to maxEntry bytes, and room for at least one of them.
+func randomLimits(rng *rand.Rand) (maxURLs, maxEntry, maxBytes int) {
+	maxURLs = 1 + rng.IntN(60)
+	maxEntry = 1 + rng.IntN(200)
+	return maxURLs, maxEntry, len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+}
+
 // TestCutterProperty: over random small entries and limits, every shard is
 // within both limits, is closed only when the next entry would not fit, and
 // the shards hold every entry once, in order.
 func TestCutterProperty(t *testing.T) {
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		maxURLs := 1 + rng.IntN(60)
-		maxEntry := 1 + rng.IntN(200)
-		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		maxURLs, maxEntry, maxBytes := randomLimits(rng)
 		c := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
 		var in, out []byte
 		var shards []*Sitemap
@@ -175,43 +181,20 @@ func TestCutterHeaderCounts(t *testing.T) {
 func TestCutterAddEntries(t *testing.T) {
 	for seed := range 300 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		maxURLs := 1 + rng.IntN(60)
-		maxEntry := 1 + rng.IntN(200)
-		maxBytes := len(Header) + len(Footer) + maxEntry + rng.IntN(2000)
+		maxURLs, maxEntry, maxBytes := randomLimits(rng)
 		if seed%10 == 0 {
 			maxBytes = len(Header) + len(Footer) + maxEntry // one long entry per shard
 		}
 		one, run := mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes}), mustCutter(CutterOptions{MaxURLs: maxURLs, MaxBytes: maxBytes})
-		type cut struct {
-			num, urls int
-			data      string
-		}
-		var want, got []cut
-		keep := func(to *[]cut, c *Cutter, s *Sitemap) {
-			if s != nil {
-				*to = append(*to, cut{s.Num, s.URLs, string(s.Data)})
-				c.Recycle(s)
-			}
-		}
-		for b := range 40 {
-			var e Entries
+		bs := make([]Entries, 40)
+		for b := range bs {
+			e := &bs[b]
 			for i := range rng.IntN(80) {
 				e.Data = append(e.Data, entry(1+rng.IntN(maxEntry), 'a'+byte((b+i)%26))...)
 				e.Ends = append(e.Ends, uint32(len(e.Data)))
 			}
-			prev := 0
-			for _, end := range e.Ends {
-				keep(&want, one, one.Add(e.Data[prev:end]))
-				prev = int(end)
-			}
-			for k := 0; k < len(e.Ends); {
-				var s *Sitemap
-				k, s = run.AddEntries(&e, k)
-				keep(&got, run, s)
-			}
 		}
-		keep(&want, one, one.Flush())
-		keep(&got, run, run.Flush())
+		want, got := cutAdd(one, bs), cutEntries(run, bs)
 		if len(got) != len(want) {
 			t.Fatalf("seed %d: AddEntries cut %d shards, Add %d", seed, len(got), len(want))
 		}
@@ -230,12 +213,18 @@ func BenchmarkCutterAddEntries(b *testing.B) {
 		e.Data = append(e.Data, entry(190, 'x')...)
 		e.Ends = append(e.Ends, uint32(len(e.Data)))
 	}
+	benchAddEntries(b, c, &e)
+}
+
+// benchAddEntries measures c cutting all of e, batch after batch, as the
+// pipeline hands them, recycling every sitemap cut.
+func benchAddEntries(b *testing.B, c *Cutter, e *Entries) {
 	b.SetBytes(int64(len(e.Data)))
 	b.ReportAllocs()
 	for b.Loop() {
 		for k := 0; k < len(e.Ends); {
 			var s *Sitemap
-			if k, s = c.AddEntries(&e, k); s != nil {
+			if k, s = c.AddEntries(e, k); s != nil {
 				c.Recycle(s)
 			}
 		}

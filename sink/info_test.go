@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"testing"
 
-	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -74,11 +73,6 @@ func TestLocalInfo(t *testing.T) {
 }
 
 func TestS3Info(t *testing.T) {
-	ep := s3test.Endpoint(t)
-	c := s3test.Client(t, ep)
-	s, err := sink.NewS3(context.Background(), sink.S3Options{Bucket: s3test.NewBucket(t, c), Prefix: "p/", Endpoint: ep, PathStyle: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := s3Store(t, sink.S3Options{}, nil)
 	checkInfo(t, s)
 }

@@ -65,14 +65,8 @@ func TestLocalLock(t *testing.T) {
 }
 
 func TestS3Lock(t *testing.T) {
-	ep := s3test.Endpoint(t)
-	c := s3test.Client(t, ep)
-	bucket := s3test.NewBucket(t, c)
+	s, c, bucket := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
-	s, err := sink.NewS3(ctx, sink.S3Options{Bucket: bucket, Prefix: "p/", Endpoint: ep, PathStyle: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testLock(t, s)
 	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
 		t.Fatalf("released locks left %q", keys)
@@ -191,37 +185,41 @@ func answerLost(req *http.Request) *http.Response {
 		Body:   io.NopCloser(strings.NewReader(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>lost by the test</Message></Error>`))}
 }
 
-func isLockPut(req *http.Request, key, cond string) bool {
-	return req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/"+key) && req.Header.Get(cond) != ""
+// losingFirstAnswer returns s3Store's sink, client and bucket, with the
+// answer to the first PUT of key conditional on cond lost, and the count of
+// those PUTs.
+func losingFirstAnswer(t *testing.T, key, cond string) (*sink.S3, *s3.Client, string, *atomic.Int32) {
+	lost := new(atomic.Int32)
+	s, c, bucket := s3Store(t, sink.S3Options{}, func(req *http.Request) *http.Response {
+		if isLockPut(req, key, cond) && lost.Add(1) == 1 {
+			return answerLost(req)
+		}
+		return nil
+	})
+	return s, c, bucket, lost
 }
 
-// lockStore returns an S3 sink on a new bucket whose requests go through
-// fault (nil: none), and a client of the server.
-func lockStore(t *testing.T, fault func(*http.Request) *http.Response) (*sink.S3, *s3.Client, string) {
-	c := s3test.Client(t, s3test.Endpoint(t))
-	bucket := s3test.NewBucket(t, c)
-	return s3On(t, bucket, fault), c, bucket
-}
-
-// s3On returns an S3 sink on bucket whose requests go through fault.
-func s3On(t *testing.T, bucket string, fault func(*http.Request) *http.Response) *sink.S3 {
-	opt := sink.S3Options{Bucket: bucket, Prefix: "p/", Endpoint: s3test.Endpoint(t), PathStyle: true}
-	if fault != nil {
-		t.Setenv("AWS_CA_BUNDLE", "") // the SDK cannot add a CA bundle to a client of its own
-		opt.HTTPClient = &lockClient{fault: fault}
-	}
-	s, err := sink.NewS3(context.Background(), opt)
-	if err != nil {
+// releaseLeavesNone releases l and fails unless the bucket is then empty:
+// the run knew its lock object's ETag.
+func releaseLeavesNone(t *testing.T, l sink.Lock, c *s3.Client, bucket string) {
+	t.Helper()
+	if err := l.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
+		t.Fatalf("Release left %q: the run did not know the lock object's ETag", keys)
+	}
+}
+
+func isLockPut(req *http.Request, key, cond string) bool {
+	return req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/"+key) && req.Header.Get(cond) != ""
 }
 
 // TestS3LockSameOwner: two runs that describe themselves alike (PID 1 in
 // containers with one host name) are still two runs: the second is
 // refused, told who holds the lock and since when.
 func TestS3LockSameOwner(t *testing.T) {
-	s, _, _ := lockStore(t, nil)
+	s, _, _ := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
 	before := time.Now().Add(-time.Second)
 	a, err := s.Lock(ctx, ".x.lock", "sitemapgen pid 1 on ctr", time.Minute)
@@ -255,13 +253,7 @@ func TestS3LockSameOwner(t *testing.T) {
 // the SDK's retry is refused (the object exists). The run finds its own
 // token and makes the lock its own by a conditional write.
 func TestS3LockCreateAnswerLost(t *testing.T) {
-	var lost atomic.Int32
-	s, c, bucket := lockStore(t, func(req *http.Request) *http.Response {
-		if isLockPut(req, "p/.c.lock", "If-None-Match") && lost.Add(1) == 1 {
-			return answerLost(req)
-		}
-		return nil
-	})
+	s, c, bucket, lost := losingFirstAnswer(t, "p/.c.lock", "If-None-Match")
 	ctx := context.Background()
 	l, err := s.Lock(ctx, ".c.lock", "run A", time.Minute)
 	if lost.Load() < 2 {
@@ -273,25 +265,14 @@ func TestS3LockCreateAnswerLost(t *testing.T) {
 	if got := s3test.Get(t, c, bucket, "p/.c.lock").Data; !strings.Contains(string(got), l.Holder().Token) {
 		t.Fatalf("lock object %q, want this run's token", got)
 	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
-		t.Fatalf("Release left %q: the run did not know the object's ETag", keys)
-	}
+	releaseLeavesNone(t, l, c, bucket)
 }
 
 // TestS3LockRenewalAnswerLost: a renewal landed but its answer was lost;
 // the retry is refused (the ETag moved on). The lock is still this run's:
 // it must not be reported lost, and Release must remove it.
 func TestS3LockRenewalAnswerLost(t *testing.T) {
-	var lost atomic.Int32
-	s, c, bucket := lockStore(t, func(req *http.Request) *http.Response {
-		if isLockPut(req, "p/.r.lock", "If-Match") && lost.Add(1) == 1 {
-			return answerLost(req)
-		}
-		return nil
-	})
+	s, c, bucket, lost := losingFirstAnswer(t, "p/.r.lock", "If-Match")
 	ctx := context.Background()
 	l, err := s.Lock(ctx, ".r.lock", "run A", 3*time.Second)
 	if err != nil {
@@ -304,12 +285,7 @@ func TestS3LockRenewalAnswerLost(t *testing.T) {
 	if err := l.Err(); err != nil {
 		t.Fatalf("a lock whose renewal's answer was lost is reported lost: %v", err)
 	}
-	if err := l.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if keys := s3test.Keys(t, c, bucket, ""); len(keys) != 0 {
-		t.Fatalf("Release left %q", keys)
-	}
+	releaseLeavesNone(t, l, c, bucket)
 }
 
 // TestS3LockRemovedWhileHeld: a lock removed behind its holder's back (by
@@ -317,7 +293,7 @@ func TestS3LockRenewalAnswerLost(t *testing.T) {
 // at its expiry; a new run takes it, and the old holder's Release leaves
 // the new lock alone.
 func TestS3LockRemovedWhileHeld(t *testing.T) {
-	s, c, bucket := lockStore(t, nil)
+	s, c, bucket := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
 	a, err := s.Lock(ctx, ".u.lock", "run A", 3*time.Second)
 	if err != nil {
@@ -353,7 +329,7 @@ func TestS3LockRemovedWhileHeld(t *testing.T) {
 func TestS3LockStalledRenewal(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	s, _, _ := lockStore(t, func(req *http.Request) *http.Response {
+	s, _, _ := s3Store(t, sink.S3Options{}, func(req *http.Request) *http.Response {
 		if isLockPut(req, "p/.s.lock", "If-Match") {
 			<-release // hangs, whatever the request's context says
 		}
@@ -373,7 +349,7 @@ func TestS3LockStalledRenewal(t *testing.T) {
 // TestS3Unlock: a lock past its expiry is removed; a live one is refused
 // unless forced; one renewed between the read and the delete is left.
 func TestS3Unlock(t *testing.T) {
-	s, c, bucket := lockStore(t, nil)
+	s, c, bucket := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
 	if _, err := s.Unlock(ctx, ".sitemap.lock", false); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Unlock of no lock: %v, want fs.ErrNotExist", err)
@@ -411,7 +387,7 @@ func TestS3Unlock(t *testing.T) {
 	// Renewed between Unlock's read and its delete: the delete is refused.
 	s3test.Put(t, c, bucket, "p/.sitemap.lock", []byte(dead))
 	var once sync.Once
-	s2 := s3On(t, bucket, func(req *http.Request) *http.Response {
+	s2 := s3On(t, sink.S3Options{Bucket: bucket}, func(req *http.Request) *http.Response {
 		if req.Method == http.MethodDelete {
 			once.Do(func() {
 				s3test.Put(t, c, bucket, "p/.sitemap.lock", []byte(strings.Replace(dead, "2026-01-01T00:10", "2999-01-01T00:10", 1)))

@@ -55,13 +55,8 @@ type S3 struct {
 // ParseS3URL splits s3://bucket/prefix into the bucket and a key prefix that
 // is empty or ends in '/'.
 func ParseS3URL(s string) (bucket, prefix string, err error) {
-	rest, ok := strings.CutPrefix(s, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("%q: not an s3:// URL", s)
-	}
-	bucket, prefix, _ = strings.Cut(rest, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("%q: no bucket name", s)
+	if bucket, prefix, err = s3client.SplitURL(s); err != nil {
+		return "", "", err
 	}
 	prefix = strings.Trim(prefix, "/")
 	if prefix != "" {

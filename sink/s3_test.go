@@ -37,15 +37,8 @@ func TestParseS3URL(t *testing.T) {
 // multipart upload checked byte for byte, Get of a missing name, List,
 // DeleteAll and the abort of an upload a killed run left open.
 func TestS3Sink(t *testing.T) {
-	ep := s3test.Endpoint(t)
-	c := s3test.Client(t, ep)
-	bucket := s3test.NewBucket(t, c)
+	s, c, bucket := s3Store(t, sink.S3Options{CacheControl: "max-age=60", PartSize: 5 << 20}, nil)
 	ctx := context.Background()
-	s, err := sink.NewS3(ctx, sink.S3Options{Bucket: bucket, Prefix: "p/", Endpoint: ep, PathStyle: true,
-		CacheControl: "max-age=60", PartSize: 5 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
 	big := make([]byte, 11<<20+123) // 3 parts
 	rand.Read(big)
 	files := map[string][]byte{"x-000001-0123456789.xml.gz": big, "x.xml": []byte("<a/>"), "x-robots.txt": []byte("Sitemap: u\n")}

@@ -89,12 +89,7 @@ type generateFlags struct {
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	f := &generateFlags{}
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), generateUsage)
-		printDefaults(fs)
-	}
+	fs := newFlagSet("generate", generateUsage, stderr)
 	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the files will be served from; index <loc>s are built from it (required)")
 	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: --public-url)")
 	fs.StringVar(&f.out, "out", "sitemaps", "output: a local folder or s3://bucket/prefix")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,8 +64,7 @@ func TestInputFormats(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("published:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	b, _ := os.ReadFile(rejects)
-	recs, _ := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	recs := readCSV(t, rejects)
 	if len(recs) != 2 || recs[1][0] != args[1] || recs[1][1] != "4" || recs[1][2] != "out_of_scope" {
 		t.Errorf("rejects = %q; want b.txt.gz line 4 out_of_scope", recs)
 	}
@@ -94,9 +92,7 @@ func TestCorruptGzip(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "broken.csv.gz") {
 		t.Fatalf("exit %d, want 1 naming the file:\n%s", code, stderr)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		t.Fatalf("failed run left %d files", len(ents))
-	}
+	leftNothing(t, out, "the failed run")
 }
 
 // TestRepeatedInput: a file given twice (here named and matched by a glob)
@@ -113,9 +109,7 @@ func TestRepeatedInput(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "input given more than once: \""+p+"\"") || !strings.Contains(stderr, "is the same file as") {
 		t.Fatalf("exit %d, want 2 naming %s:\n%s", code, p, stderr)
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 0 {
-		t.Fatalf("refused run left %d files", len(ents))
-	}
+	leftNothing(t, out, "the refused run")
 }
 
 // writeLongLines writes a CSV with rows before, between and after a line
@@ -183,13 +177,9 @@ func TestLongLine(t *testing.T) {
 		if len(urls) != 2001 || urls[1000].Loc != base+"b" || urls[1001].Loc != base+"d0" || urls[2000].Loc != base+"d999" {
 			t.Fatalf("%d MiB: %d URLs published, around the long lines: %+v", n>>20, len(urls), urls[999:min(len(urls), 1003)])
 		}
-		b, err := os.ReadFile(rejects)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-		if err != nil || len(recs) != 3 {
-			t.Fatalf("%d MiB: rejects %v, %d records", n>>20, err, len(recs))
+		recs := readCSV(t, rejects)
+		if len(recs) != 3 {
+			t.Fatalf("%d MiB: %d rejects records, want 3", n>>20, len(recs))
 		}
 		long, other := recs[1], recs[2]
 		if long[0] != in || long[1] != "1002" || long[2] != "loc_too_long" || !strings.HasPrefix(long[3], base+"longxxx") ||

@@ -3,14 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,21 +52,8 @@ func TestS3LockSameOwnerText(t *testing.T) {
 	const now = "2020-01-02T03:04:05Z" // far from the clock: the lock's times must not be --now
 	lock := e.prefix + ".sitemap.lock"
 	first := inNamespaces(t, "sitemapgen-ctr", e.args(e.ep, "--now", now, "--max-urls", "100", "-")...)
-	stdin, err := first.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var firstErr bytes.Buffer
-	first.Stderr = &firstErr
 	start := time.Now()
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer first.Process.Kill()
-	fmt.Fprintln(stdin, "loc")
-	for i := range 3000 {
-		fmt.Fprintf(stdin, "%sa/%d\n", base, i)
-	}
+	stdin, firstErr := startFeeding(t, first, "a", 3000)
 	// Stdin stays open: the first run holds the lock.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -89,7 +70,7 @@ func TestS3LockSameOwnerText(t *testing.T) {
 	second := inNamespaces(t, "sitemapgen-ctr", e.args(e.ep, "--now", now, "--max-urls", "100", overlapInput(t, "b", 2000))...)
 	var secondErr bytes.Buffer
 	second.Stderr = &secondErr
-	err = second.Run()
+	err := second.Run()
 	code := second.ProcessState.ExitCode()
 	if err != nil && second.ProcessState == nil {
 		t.Fatal(err)
@@ -136,28 +117,21 @@ type recorder struct {
 }
 
 func newRecorder(t *testing.T, target string) *recorder {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := &recorder{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := s3test.ReverseProxy(t, target)
 	rp.ModifyResponse = func(resp *http.Response) error {
 		// Before the answer reaches the run: the run acts on it later.
 		ev := resp.Request.Context().Value(eventKey{}).(*lockEvent)
 		ev.status, ev.done = resp.StatusCode, time.Now()
 		return nil
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.URL = s3test.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ev := &lockEvent{method: req.Method, key: req.URL.Path, sent: time.Now()}
 		rp.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), eventKey{}, ev)))
 		r.mu.Lock()
 		r.events = append(r.events, *ev)
 		r.mu.Unlock()
 	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
 	return r
 }
 

@@ -15,6 +15,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -119,4 +120,16 @@ func (e usageError) Unwrap() error { return e.err }
 func isUsage(err error) bool {
 	var u usageError
 	return errors.As(err, &u)
+}
+
+// newFlagSet returns the flag set of a subcommand: errors and usage on
+// stderr, the usage being the text usage then every flag (printDefaults).
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		printDefaults(fs)
+	}
+	return fs
 }

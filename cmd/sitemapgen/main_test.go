@@ -25,6 +25,33 @@ func sitemapgen(t *testing.T, stdin string, args ...string) (code int, stdout, s
 	return code, out.String(), errb.String()
 }
 
+// readCSV returns the records of the CSV file path (a rejects file).
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return recs
+}
+
+// leftNothing fails t if the output folder dir holds any file after what
+// (a failed or refused run).
+func leftNothing(t *testing.T, dir, what string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		names := make([]string, len(ents))
+		for i, e := range ents {
+			names[i] = e.Name()
+		}
+		t.Errorf("%s left %d files in the output folder: %q", what, len(ents), names)
+	}
+}
+
 func readReport(t *testing.T, path string) pipeline.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -86,15 +113,7 @@ func TestGenerateSample(t *testing.T) {
 		t.Errorf("robots lines %q, stdout %q; want %q", set.Robots, stdout, want)
 	}
 
-	f, err := os.Open(rejects)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, rejects)
 	if strings.Join(recs[0], ",") != "source,row,reason,value" || int64(len(recs)-1) != rep.Rejected.Total {
 		t.Fatalf("rejects: header %q, %d rows; report says %d", recs[0], len(recs)-1, rep.Rejected.Total)
 	}
@@ -219,9 +238,7 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", m, stderr)
 				}
 			}
-			if ents, _ := os.ReadDir(out); len(ents) != 0 {
-				t.Errorf("failed run left %d files in the output folder", len(ents))
-			}
+			leftNothing(t, out, "the failed run")
 		})
 	}
 }
@@ -247,11 +264,7 @@ func TestBadRowsAreRejectedNotLost(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	b, _ := os.ReadFile(rejects)
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, rejects)
 	got := []string{}
 	for _, r := range recs[1:] {
 		got = append(got, r[1]+" "+r[2])

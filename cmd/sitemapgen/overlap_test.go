@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 // overlapInput writes n rows under base/kind/.
@@ -22,18 +22,7 @@ func overlapInput(t *testing.T, kind string, n int) string {
 	for i := range n {
 		fmt.Fprintf(&b, "%s%s/%d\n", base, kind, i)
 	}
-	p := filepath.Join(t.TempDir(), kind+".csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// child is the command run as a real process of the test binary.
-func child(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS="+strings.Join(args, " "))
-	return cmd
+	return inputtest.WriteFile(t, kind+".csv", []byte(b.String()))
 }
 
 // overlapTrials starts two real runs into one destination at once, trials

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 // Issue 22's done-when 3: a file the published set lists that was
@@ -61,11 +62,7 @@ func repairInput(t *testing.T) string {
 		}
 		fmt.Fprintf(&b, "%spage/%d,2026-10-%02d,,,,\n", base, i, 1+i%28)
 	}
-	p := filepath.Join(t.TempDir(), "in.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteFile(t, "in.csv", []byte(b.String()))
 }
 
 func runRepair(t *testing.T, dest func(t *testing.T, c int) repairDest) {

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
@@ -54,23 +53,32 @@ func (e *s3env) download(t *testing.T) (string, map[string]s3test.Object) {
 	return dir, s3test.Download(t, e.c, e.bucket, e.prefix, dir)
 }
 
+// publish runs generate on rowsCSV's n rows, 100 URLs a shard, into e, and
+// returns the bucket's keys and the root index it published.
+func (e *s3env) publish(t *testing.T, n int) (keys []string, root []byte) {
+	t.Helper()
+	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", rowsCSV(t, n, nil))...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	return s3test.Keys(t, e.c, e.bucket, ""), s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data
+}
+
+// unchanged fails t unless the bucket still holds keys, and root as its
+// root index: what ran since (a refused or failed run) changed nothing.
+func (e *s3env) unchanged(t *testing.T, keys []string, root []byte, what string) {
+	t.Helper()
+	if after := s3test.Keys(t, e.c, e.bucket, ""); !slices.Equal(after, keys) {
+		t.Errorf("%s changed the bucket:\nbefore %q\nafter  %q", what, keys, after)
+	}
+	if got := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data; !bytes.Equal(got, root) {
+		t.Errorf("%s switched the root", what)
+	}
+}
+
 // rowsCSV writes n rows; rows for which changed is true get another path of
 // the same length.
 func rowsCSV(t *testing.T, n int, changed func(int) bool) string {
-	var b strings.Builder
-	b.WriteString("loc,lastmod\n")
-	for i := range n {
-		v := "a"
-		if changed != nil && changed(i) {
-			v = "b"
-		}
-		fmt.Fprintf(&b, "%sitem/%d/%s,2024-05-%02d\n", base, i, v, 1+i%28)
-	}
-	p := filepath.Join(t.TempDir(), "rows.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteRows(t, "rows.csv", base+"item/", "2024-05", n, changed)
 }
 
 // bigCSV writes rows of random paths: their shard hardly compresses, so a
@@ -83,11 +91,7 @@ func bigCSV(t *testing.T, n int) string {
 		rand.Read(buf)
 		fmt.Fprintf(&b, "%sbig/%d/%s\n", base, i, hex.EncodeToString(buf))
 	}
-	p := filepath.Join(t.TempDir(), "big.csv")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return inputtest.WriteFile(t, "big.csv", []byte(b.String()))
 }
 
 // checkPublished walks the set from the root on the server: every object it
@@ -232,29 +236,18 @@ func TestS3PublishSkipUnchanged(t *testing.T) {
 // published; --force publishes it; --dry-run writes nothing.
 func TestS3MaxShrink(t *testing.T) {
 	e := newS3Env(t)
-	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", rowsCSV(t, 1000, nil))...); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	before := s3test.Keys(t, e.c, e.bucket, "")
-	root := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data
+	before, root := e.publish(t, 1000)
 	truncated := rowsCSV(t, 300, nil)
 	code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", truncated)...)
 	if code != 1 || !strings.Contains(stderr, "URL count fell too far") || !strings.Contains(stderr, "1000") {
 		t.Fatalf("truncated input: exit %d\n%s", code, stderr)
 	}
-	if after := s3test.Keys(t, e.c, e.bucket, ""); !slices.Equal(after, before) {
-		t.Fatalf("refused run changed the bucket:\n%q\n%q", before, after)
-	}
-	if got := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data; !bytes.Equal(got, root) {
-		t.Fatal("refused run switched the root")
-	}
+	e.unchanged(t, before, root, "the refused run")
 	report := filepath.Join(t.TempDir(), "plan.json")
 	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", "--force", "--dry-run", "--report", report, truncated)...); code != 0 {
 		t.Fatalf("dry run: exit %d\n%s", code, stderr)
 	}
-	if after := s3test.Keys(t, e.c, e.bucket, ""); !slices.Equal(after, before) {
-		t.Fatal("dry run changed the bucket")
-	}
+	e.unchanged(t, before, root, "the dry run")
 	// The first 3 shards are unchanged; only the manifest, root and robots
 	// would be written; the other 7 shards stay for the grace period.
 	if p := readReport(t, report).Plan; p == nil || len(p.Upload) != 3 || len(p.Skip) != 3 || len(p.Delete) != 0 {
@@ -274,11 +267,7 @@ func TestS3MaxShrink(t *testing.T) {
 // upload is open, and the next run succeeds and cleans up.
 func TestS3FailAfterK(t *testing.T) {
 	e := newS3Env(t)
-	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", rowsCSV(t, 3000, nil))...); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	before := s3test.Keys(t, e.c, e.bucket, "")
-	root := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data
+	before, root := e.publish(t, 3000)
 	next := rowsCSV(t, 3000, func(i int) bool { return true })
 	big := bigCSV(t, 12000)
 	for _, tc := range []struct {
@@ -306,12 +295,7 @@ func TestS3FailAfterK(t *testing.T) {
 			if code != 1 || p.Injected.Load() == 0 {
 				t.Fatalf("exit %d, %d faults injected\n%s", code, p.Injected.Load(), stderr)
 			}
-			if after := s3test.Keys(t, e.c, e.bucket, ""); !slices.Equal(after, before) {
-				t.Errorf("failed run left the bucket changed:\nbefore %q\nafter  %q", before, after)
-			}
-			if got := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data; !bytes.Equal(got, root) {
-				t.Error("failed run switched the root")
-			}
+			e.unchanged(t, before, root, "the failed run")
 			checkPublished(t, e)
 		})
 	}
@@ -352,10 +336,7 @@ func TestS3SlowDown(t *testing.T) {
 // deletes what the killed run left.
 func TestS3Kill(t *testing.T) {
 	e := newS3Env(t)
-	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, "--max-urls", "100", rowsCSV(t, 1000, nil))...); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	root := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data
+	_, root := e.publish(t, 1000)
 	// Parts go slowly, so the kill lands while the upload is open.
 	p := s3test.NewProxy(t, e.ep, func(r *http.Request, n int) (int, string) {
 		if r.URL.Query().Has("partNumber") {
@@ -364,14 +345,8 @@ func TestS3Kill(t *testing.T) {
 		return 0, ""
 	})
 	big := bigCSV(t, 12000)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS="+strings.Join(
-		e.args(p.URL, "--max-bytes", "52428800", "--s3-part-size", "5", "--max-shrink", "100%", "--lock-ttl", "2s", big), " "))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := child(e.args(p.URL, "--max-bytes", "52428800", "--s3-part-size", "5", "--max-shrink", "100%", "--lock-ttl", "2s", big)...)
+	stderr := start(t, cmd)
 	deadline := time.Now().Add(60 * time.Second)
 	for len(s3test.OpenUploads(t, e.c, e.bucket)) == 0 {
 		if time.Now().After(deadline) || cmd.ProcessState != nil {

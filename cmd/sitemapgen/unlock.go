@@ -36,12 +36,7 @@ type unlockFlags struct {
 
 func newUnlockFlags(stderr io.Writer) (*flag.FlagSet, *unlockFlags) {
 	f := &unlockFlags{}
-	fs := flag.NewFlagSet("unlock", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), unlockUsage)
-		printDefaults(fs)
-	}
+	fs := newFlagSet("unlock", unlockUsage, stderr)
 	fs.StringVar(&f.out, "out", "sitemaps", "the destination: a local folder or s3://bucket/prefix (as given to generate)")
 	fs.StringVar(&f.name, "name", "sitemap", "file name stem of the set (as given to generate)")
 	fs.BoolVar(&f.force, "force", false, "remove the lock even if it is live: only when you know its holder is dead")

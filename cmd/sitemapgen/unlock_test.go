@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,20 +143,7 @@ func TestUnlockUsage(t *testing.T) {
 // run's, so it deletes nothing; the next run removes them.)
 func forcedWhileHeld(t *testing.T, gen []string, lockExists func() bool, unlockArgs []string, live func() *xmltest.Set) {
 	first := child(append(gen, "-")...)
-	stdin, err := first.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var firstErr strings.Builder
-	first.Stderr = &firstErr
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer first.Process.Kill()
-	fmt.Fprintln(stdin, "loc")
-	for i := range 3000 {
-		fmt.Fprintf(stdin, "%sa/%d\n", base, i)
-	}
+	stdin, firstErr := startFeeding(t, first, "a", 3000)
 	for deadline := time.Now().Add(20 * time.Second); !lockExists(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first run took no lock\n%s", firstErr.String())

@@ -58,12 +58,7 @@ var httpBackoff = time.Second
 
 func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	f := &validateFlags{}
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), validateUsage)
-		printDefaults(fs)
-	}
+	fs := newFlagSet("validate", validateUsage, stderr)
 	fs.StringVar(&f.publicURL, "public-url", "", "folder URL the set is served from; maps index <loc>s to files (default: the folder of the root index's first <loc>)")
 	fs.StringVar(&f.scope, "scope", "", "URL prefix every listed page must fall under (default: each sitemap's own folder)")
 	fs.StringVar(&f.name, "name", "sitemap", "root file name stem when ROOT is a folder: ROOT/NAME.xml")

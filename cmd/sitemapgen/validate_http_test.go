@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -391,26 +390,10 @@ func TestValidateSIGTERM(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "SITEMAPGEN_TEST_ARGS=validate --http-timeout 1h "+srv.URL+"/sitemap.xml")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := child("validate", "--http-timeout", "1h", srv.URL+"/sitemap.xml")
+	stderr := start(t, cmd)
 	time.Sleep(500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("no exit 5 s after SIGTERM")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 1 {
+	if code := stopWith(t, cmd, syscall.SIGTERM, 5*time.Second); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
 	if msg := stderr.String(); strings.Contains(msg, "context canceled") || !strings.Contains(msg, "interrupted after") ||

@@ -144,9 +144,7 @@ func TestGenerateVerify(t *testing.T) {
 	if !called || err == nil || !strings.Contains(err.Error(), "verify: injected") {
 		t.Fatalf("Run: %v (Verify called: %v)", err, called)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("a failed verify left files: %v", ents)
-	}
+	leftNothing(t, dir, "a failed verify")
 }
 
 // TestValidateExamplesAlone: each file of shared/schemas/examples given on

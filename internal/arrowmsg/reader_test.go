@@ -482,15 +482,20 @@ func stringViewStream(t testing.TB) []byte {
 func schemaBomb(t testing.TB, depth int) []byte {
 	t.Helper()
 	b := flatbuffers.NewBuilder(1024)
+	// vector writes a vector of the tables at offs, in order (a builder
+	// writes back to front).
+	vector := func(offs []flatbuffers.UOffsetT) flatbuffers.UOffsetT {
+		b.StartVector(4, len(offs), 4)
+		for i := len(offs) - 1; i >= 0; i-- {
+			b.PrependUOffsetT(offs[i])
+		}
+		return b.EndVector(len(offs))
+	}
 	field := func(name string, typ byte, children []flatbuffers.UOffsetT) flatbuffers.UOffsetT {
 		n := b.CreateString(name)
 		b.StartObject(0)
 		tt := b.EndObject() // Utf8 and Struct_ tables have no fields
-		b.StartVector(4, len(children), 4)
-		for i := len(children) - 1; i >= 0; i-- {
-			b.PrependUOffsetT(children[i])
-		}
-		ch := b.EndVector(len(children))
+		ch := vector(children)
 		b.StartObject(7)
 		b.PrependUOffsetTSlot(0, n, 0)
 		b.PrependBoolSlot(1, true, false)
@@ -504,12 +509,7 @@ func schemaBomb(t testing.TB, depth int) []byte {
 	for range depth {
 		f = field("s", structType, []flatbuffers.UOffsetT{f, f})
 	}
-	top := []flatbuffers.UOffsetT{field("loc", utf8, nil), f}
-	b.StartVector(4, len(top), 4)
-	for i := len(top) - 1; i >= 0; i-- {
-		b.PrependUOffsetT(top[i])
-	}
-	fields := b.EndVector(len(top))
+	fields := vector([]flatbuffers.UOffsetT{field("loc", utf8, nil), f})
 	b.StartObject(4)
 	b.PrependUOffsetTSlot(1, fields, 0)
 	schema := b.EndObject()

@@ -63,11 +63,9 @@ type got struct {
 	dup  bool
 }
 
-func sortAll(t testing.TB, o Options, ws []string, seed uint64) ([]got, Stats) {
+// addAndSort adds an entry of each word, in order, and sorts them.
+func addAndSort(t testing.TB, s *Sorter, rng *rand.Rand, ws []string) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	s := New(o)
-	defer s.Close()
 	var buf []byte
 	for i, w := range ws {
 		var e Entry
@@ -79,6 +77,14 @@ func sortAll(t testing.TB, o Options, ws []string, seed uint64) ([]got, Stats) {
 	if err := s.Sort(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func sortAll(t testing.TB, o Options, ws []string, seed uint64) ([]got, Stats) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	s := New(o)
+	defer s.Close()
+	addAndSort(t, s, rng, ws)
 	var out []got
 	for s.Next() {
 		e := s.Entry()
@@ -211,17 +217,7 @@ func TestSortFiles(t *testing.T) {
 	ws := words(rng, 4000, 0)
 	for _, stop := range []int{0, 10, -1} {
 		s := New(Options{Memory: 16 << 10, Dir: dir, FanIn: 4})
-		var buf []byte
-		for i, w := range ws {
-			var e Entry
-			buf, e = testEntry(buf, rng, w, i)
-			if err := s.Add(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Sort(); err != nil {
-			t.Fatal(err)
-		}
+		addAndSort(t, s, rng, ws)
 		if st := s.Stats(); st.Runs < 10 || st.SpillBytes == 0 || st.PeakDisk == 0 || st.PeakDisk > st.SpillBytes {
 			t.Fatalf("stats %+v: want spilled runs", st)
 		}

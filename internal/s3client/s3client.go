@@ -1,6 +1,7 @@
 // Package s3client holds what the sink and the s3:// inputs share of S3: the
 // client (the SDK's default configuration chain and its standard retryer
-// without a client-side retry quota) and the explainer of its errors.
+// without a client-side retry quota), the explainer of its errors and the
+// split of an s3:// URL.
 package s3client
 
 import (

@@ -3,11 +3,7 @@ package s3test
 import (
 	"errors"
 	"io"
-	"log"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,13 +26,8 @@ type CutProxy struct {
 // NewCutProxy starts a CutProxy to target for the duration of t.
 func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &CutProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := ReverseProxy(t, target)
 	rp.FlushInterval = -1 // every byte read is sent before the cut
 	rp.ModifyResponse = func(resp *http.Response) error {
 		p.mu.Lock()
@@ -45,20 +36,23 @@ func NewCutProxy(t testing.TB, target string, cut Cut) *CutProxy {
 		p.mu.Unlock()
 		if k := cut(resp, n); k >= 0 && k < resp.ContentLength {
 			p.Cuts.Add(1)
-			resp.Body = &cutBody{rc: resp.Body, left: k}
+			resp.Body = CutBody(resp.Body, k)
 		}
 		return nil
 	}
-	srv := httptest.NewServer(rp)
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
+	p.URL = Serve(t, rp)
 	return p
 }
 
 var errCut = errors.New("cut by the test proxy")
 
-// cutBody passes left bytes, then fails: the reverse proxy then drops the
-// connection in the middle of the body it announced.
+// CutBody returns a body that passes the first left bytes of rc, then fails:
+// a reverse proxy then drops the connection in the middle of the body it
+// announced.
+func CutBody(rc io.ReadCloser, left int64) io.ReadCloser {
+	return &cutBody{rc: rc, left: left}
+}
+
 type cutBody struct {
 	rc   io.ReadCloser
 	left int64

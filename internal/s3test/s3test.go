@@ -228,17 +228,32 @@ type Proxy struct {
 	Writes   atomic.Int64 // PUT and POST requests passed on
 }
 
-// NewProxy starts a proxy to target for the duration of t.
-func NewProxy(t testing.TB, target string, fault Fault) *Proxy {
+// ReverseProxy returns a reverse proxy to target that logs nothing (a
+// client killed mid-request is expected), for the tests' proxies to build on.
+func ReverseProxy(t testing.TB, target string) *httputil.ReverseProxy {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0) // a client killed mid-request is expected
+	rp.ErrorLog = log.New(io.Discard, "", 0)
+	return rp
+}
+
+// Serve serves h on 127.0.0.1 for the duration of t and returns its URL.
+func Serve(t testing.TB, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// NewProxy starts a proxy to target for the duration of t.
+func NewProxy(t testing.TB, target string, fault Fault) *Proxy {
+	t.Helper()
+	rp := ReverseProxy(t, target)
 	p := &Proxy{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.URL = Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.n++
 		n := p.n
@@ -258,8 +273,6 @@ func NewProxy(t testing.TB, target string, fault Fault) *Proxy {
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
 	return p
 }
 

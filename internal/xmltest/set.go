@@ -80,12 +80,7 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 				XMLName xml.Name
 				URLs    []URL `xml:"url"`
 			}
-			if err := xml.Unmarshal(raw, &doc); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if doc.XMLName != (xml.Name{Space: Namespace, Local: "urlset"}) {
-				t.Fatalf("%s: root element %v, want urlset in %s", name, doc.XMLName, Namespace)
-			}
+			unmarshal(t, name, raw, &doc, &doc.XMLName, "urlset")
 			if IsNews(name) {
 				s.News = append(s.News, Shard{Name: name, Raw: raw, URLs: doc.URLs})
 			} else {
@@ -97,12 +92,7 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 			XMLName xml.Name
 			Entries []Entry `xml:"sitemap"`
 		}
-		if err := xml.Unmarshal(data, &doc); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if doc.XMLName != (xml.Name{Space: Namespace, Local: "sitemapindex"}) {
-			t.Fatalf("%s: root element %v, want sitemapindex in %s", name, doc.XMLName, Namespace)
-		}
+		unmarshal(t, name, data, &doc, &doc.XMLName, "sitemapindex")
 		s.Indexes = append(s.Indexes, Index{Name: name, Depth: depth, Entries: doc.Entries})
 		for _, e := range doc.Entries {
 			child, ok := strings.CutPrefix(e.Loc, base)
@@ -130,6 +120,18 @@ func ReadSet(t testing.TB, dir, base, root, robots string) *Set {
 	return s
 }
 
+// unmarshal decodes the file name's data into doc and fails t unless the
+// root element, which doc keeps in root, is want in the sitemap namespace.
+func unmarshal(t testing.TB, name string, data []byte, doc any, root *xml.Name, want string) {
+	t.Helper()
+	if err := xml.Unmarshal(data, doc); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if *root != (xml.Name{Space: Namespace, Local: want}) {
+		t.Fatalf("%s: root element %v, want %s in %s", name, *root, want, Namespace)
+	}
+}
+
 // Snapshot returns every file in dir by name, to compare a folder before and after.
 func Snapshot(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
@@ -144,6 +146,22 @@ func Snapshot(t testing.TB, dir string) map[string][]byte {
 		}
 	}
 	return m
+}
+
+// Unchanged fails t unless dir holds the files of before, byte for byte,
+// and no others; what names what ran since before was taken ("a refused
+// run").
+func Unchanged(t testing.TB, dir string, before map[string][]byte, what string) {
+	t.Helper()
+	after := Snapshot(t, dir)
+	if len(after) != len(before) {
+		t.Errorf("%d files before, %d after %s", len(before), len(after), what)
+	}
+	for name, data := range before {
+		if !bytes.Equal(after[name], data) {
+			t.Errorf("%s changed by %s", name, what)
+		}
+	}
 }
 
 // ValidateDir validates every .xml and .xml.gz file in dir with xmllint.

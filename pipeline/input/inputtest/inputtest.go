@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -166,6 +167,24 @@ func WriteFile(t testing.TB, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// WriteRows writes a CSV file name of n rows, loc,lastmod: row i's loc is
+// prefix+"i/a", or prefix+"i/b" (as long) where changed(i) (nil: nowhere),
+// so that exactly the shards of the changed rows change; its lastmod is a
+// day of month ("2024-05"). It returns the file's path.
+func WriteRows(t testing.TB, name, prefix, month string, n int, changed func(int) bool) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("loc,lastmod\n")
+	for i := range n {
+		v := "a"
+		if changed != nil && changed(i) {
+			v = "b"
+		}
+		fmt.Fprintf(&b, "%s%d/%s,%s-%02d\n", prefix, i, v, month, 1+i%28)
+	}
+	return WriteFile(t, name, []byte(b.String()))
 }
 
 // ReadFixture returns the bytes of the fixture name; a missing fixture

@@ -3,8 +3,6 @@ package inputtest
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,11 +112,7 @@ func WriteParquet[T any](t testing.TB, name string, rows []T, opts ...parquet.Wr
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return WriteFile(t, name, buf.Bytes())
 }
 
 var (
@@ -279,9 +273,5 @@ func WriteArrow(t testing.TB, name string, recs []arrow.RecordBatch, stream bool
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return WriteFile(t, name, buf.Bytes())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
@@ -15,14 +14,7 @@ import (
 // next row group prefetched. Compare rows/s.
 func BenchmarkParquetColumns(b *testing.B) {
 	e := newEnv(b)
-	data := exportParquet(b, 400_000, 100_000)
-	e.put(b, "export/part-0.parquet", data)
-	path := filepath.Join(b.TempDir(), "part-0.parquet")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	s := e.store(b, e.ep)
-	o := e.stat(b, s, "export/part-0.parquet")
+	path, s, o := e.putLocal(b, "export/part-0.parquet", exportParquet(b, 400_000, 100_000))
 	b.Run("local", func(b *testing.B) {
 		for b.Loop() {
 			f, err := os.Open(path)
@@ -51,14 +43,7 @@ func BenchmarkParquetColumns(b *testing.B) {
 // same bytes from a local file.
 func BenchmarkStream(b *testing.B) {
 	e := newEnv(b)
-	data := randomBytes(64<<20, 20)
-	e.put(b, "in/urls.csv", data)
-	path := filepath.Join(b.TempDir(), "urls.csv")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	s := e.store(b, e.ep)
-	o := e.stat(b, s, "in/urls.csv")
+	path, s, o := e.putLocal(b, "in/urls.csv", randomBytes(64<<20, 20))
 	buf := make([]byte, 64<<10)
 	b.Run("local", func(b *testing.B) {
 		b.SetBytes(o.Size)

@@ -3,14 +3,12 @@ package s3obj_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"log"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +44,20 @@ func (e *env) store(t testing.TB, endpoint string) *s3obj.Store {
 }
 
 func (e *env) put(t testing.TB, key string, data []byte) { s3test.Put(t, e.c, e.bucket, key, data) }
+
+// putLocal puts data as key on the server and in a local file of the same
+// base name, to compare the two, and returns the file's path, a Store of the
+// server and the object.
+func (e *env) putLocal(tb testing.TB, key string, data []byte) (string, *s3obj.Store, s3obj.Object) {
+	tb.Helper()
+	e.put(tb, key, data)
+	p := filepath.Join(tb.TempDir(), path.Base(key))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	s := e.store(tb, e.ep)
+	return p, s, e.stat(tb, s, key)
+}
 
 // stat returns the object as List gives it.
 func (e *env) stat(t testing.TB, s *s3obj.Store, key string) s3obj.Object {
@@ -89,13 +101,8 @@ type proxy struct {
 
 func newProxy(t testing.TB, target string) *proxy {
 	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &proxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp := s3test.ReverseProxy(t, target)
 	rp.FlushInterval = -1 // every byte read is sent before a cut
 	rp.ModifyResponse = func(resp *http.Response) error {
 		n := resp.Request.Context().Value(nKey{}).(int)
@@ -104,12 +111,12 @@ func newProxy(t testing.TB, target string) *proxy {
 		}
 		if p.cut != nil {
 			if k := p.cut(resp.Request, n); k >= 0 {
-				resp.Body = &cutBody{rc: resp.Body, left: k}
+				resp.Body = s3test.CutBody(resp.Body, k)
 			}
 		}
 		return nil
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.URL = s3test.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.n++
 		n := p.n
@@ -130,8 +137,6 @@ func newProxy(t testing.TB, target string) *proxy {
 		defer p.inflight.Add(-1)
 		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nKey{}, n)))
 	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
 	return p
 }
 
@@ -143,29 +148,6 @@ func (p *proxy) gets() []string {
 	defer p.mu.Unlock()
 	return append([]string(nil), p.ranges...)
 }
-
-// cutBody passes left bytes, then fails: the reverse proxy drops the
-// connection in the middle of the body it announced.
-type cutBody struct {
-	rc   io.ReadCloser
-	left int64
-}
-
-var errCut = errors.New("cut by the test proxy")
-
-func (b *cutBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errCut
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *cutBody) Close() error { return b.rc.Close() }
 
 // oneLine checks that err is one line naming the object.
 func oneLine(t testing.TB, err error, name string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sitemapgen/sitemapgen/internal/s3client"
 )
 
 // Object is one object to read, as listed: the size and ETag pin the
@@ -29,13 +30,8 @@ func IsURL(arg string) bool { return strings.HasPrefix(arg, "s3://") }
 // ParseURL splits s3://bucket/rest into the bucket and the rest: a key, a
 // prefix ending in '/', or a pattern.
 func ParseURL(arg string) (bucket, rest string, err error) {
-	s, ok := strings.CutPrefix(arg, "s3://")
-	if !ok {
-		return "", "", fmt.Errorf("%q: not an s3:// URL", arg)
-	}
-	bucket, rest, _ = strings.Cut(s, "/")
-	if bucket == "" {
-		return "", "", fmt.Errorf("%q: no bucket name", arg)
+	if bucket, rest, err = s3client.SplitURL(arg); err != nil {
+		return "", "", err
 	}
 	if strings.Contains(rest, "//") || strings.HasPrefix(rest, "/") {
 		return "", "", fmt.Errorf("%q: empty path segment", arg)
