@@ -155,6 +155,8 @@ type Options struct {
 	// it is sorted and spilled to TempDir as a run, while a second buffer
 	// fills (0: 1<<19, two buffers of 16 MiB).
 	RunRecords int
+
+	general bool // tests: every entry through the tokenizer and the rules (no fast path)
 }
 
 func (o *Options) defaults() {

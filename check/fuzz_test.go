@@ -20,15 +20,27 @@ func (noFiles) Open(context.Context, string) (io.ReadCloser, error) { return nil
 func (noFiles) List(context.Context) ([]string, error)              { return nil, nil }
 func (noFiles) String() string                                      { return "(none)" }
 
-// FuzzSet feeds arbitrary bytes to the validator as a root file: it must
-// never panic, and its report must add up.
-func FuzzSet(f *testing.F) {
-	ents, _ := os.ReadDir("testdata/examples")
+// exampleFiles returns the bytes of every file in testdata/examples.
+func exampleFiles(tb testing.TB) [][]byte {
+	ents, err := os.ReadDir("testdata/examples")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var files [][]byte
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name()))
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
+		files = append(files, b)
+	}
+	return files
+}
+
+// FuzzSet feeds arbitrary bytes to the validator as a root file: it must
+// never panic, and its report must add up.
+func FuzzSet(f *testing.F) {
+	for _, b := range exampleFiles(f) {
 		f.Add(b)
 	}
 	f.Add([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/</loc></url><url><loc>https://A.example:443/</loc></url></urlset>`))

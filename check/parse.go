@@ -69,6 +69,10 @@ type parser struct {
 	encoding string // HTTP Content-Encoding of the body: "gzip" or ""
 
 	tooLarge bool // reading stopped at MaxFileBytes
+
+	general bool   // no fast path (Options.general)
+	locBuf  []byte // the fast path's decoded loc
+	fast    int64  // entries the fast path took
 }
 
 type binding struct{ prefix, uri string }
@@ -164,6 +168,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	t := p.t
 	defer t.Close()
 	for {
+		if p.fastEntries() {
+			if p.fastURLs(ctx); ctx.Err() != nil {
+				return cr.n
+			}
+		}
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
 		}

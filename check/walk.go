@@ -237,7 +237,7 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Unlock()
 
 	p := &parser{c: c, name: t.name, file: num, enc: encode.NewEncoder(sc, nil), rawEnc: encode.NewEncoder(nil, nil),
-		encoding: encoding}
+		encoding: encoding, general: c.opt.general}
 	size := p.parse(c.ctx, rc)
 	c.dupes.add(&p.batch)
 

@@ -161,6 +161,35 @@ func (t *Tokenizer) Line() int {
 	return t.lineBase + l
 }
 
+// Buffered returns the unread bytes the scanner holds, reading more first
+// while it holds fewer than n and its window has room, so that a caller
+// that recognises the next tokens itself (check's fast path for the <url>
+// entries generate writes) can read them there and consume them with Skip.
+// It returns nil once the scanner has handed over to encoding/xml, and
+// while a token is in progress (a pending end tag, a comment in pieces).
+// The bytes stay valid until the next call of Next, Buffered or Skip.
+func (t *Tokenizer) Buffered(n int) []byte {
+	s := t.sc
+	if s == nil || s.needClose || s.cont != contNone {
+		return nil
+	}
+	for s.end-s.pos < n && !s.eof && s.err == nil {
+		before := s.end - s.pos
+		if !s.fill() || s.end-s.pos == before {
+			break // the window is full, or the reader gave nothing this time
+		}
+	}
+	return s.buf[s.pos:s.end]
+}
+
+// Skip consumes the first n bytes of what Buffered returned, holding lines
+// newlines: whole, well-formed tokens the caller has read itself. The next
+// token starts after them, and Line counts them.
+func (t *Tokenizer) Skip(n, lines int) {
+	t.sc.pos += n
+	t.sc.line += lines
+}
+
 // fast reports whether the scanner is still reading (for tests).
 func (t *Tokenizer) fast() bool { return t.sc != nil }
 

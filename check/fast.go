@@ -1,0 +1,196 @@
+package check
+
+import (
+	"context"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+)
+
+// The fast path. Nearly every byte of a large sitemap is a <url> entry of
+// one shape, the one generate writes (and most generators do):
+//
+//	<url><loc>LOC</loc>[<lastmod>D</lastmod>][<changefreq>F</changefreq>][<priority>P</priority>]</url>
+//
+// no attributes, no white space inside, values of printable ASCII with the
+// loc's '&', '\'' and '"' as the predefined entities. Between the tokens of
+// the urlset, fastURLs reads such entries straight from the tokenizer's
+// window: it matches an entry's bytes, and only when every value is one the
+// general path accepts without a problem (the loc's length, the lastmod's
+// xsd and W3C forms, the changefreq, the priority) does it apply what the
+// general path would (the urlset's content model, the counts, and the loc's
+// checks and fingerprint through the same checkLoc) and consume the bytes.
+// At the first entry it does not recognise it consumes nothing of it, and
+// the tokenizer and the rules read it; the fast path resumes after it. So a
+// report is the general path's, byte for byte: FuzzFastPath holds it to that.
+
+// fastRead is the bytes the fast path asks the tokenizer to hold: more than
+// the longest entry it takes (a loc of 2,048 characters, each of them
+// possibly written as a 6-byte entity, and the other fields).
+const fastRead = 16 << 10
+
+// textByte marks the bytes a value may hold on the fast path: printable
+// ASCII but the markup characters ('<', '>', '&'), which the general path
+// reads (a '&' of a loc is decoded by fastLoc).
+var textByte = func() (t [256]bool) {
+	for c := '!'; c <= '~'; c++ {
+		t[c] = c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// fastEntries reports whether the parser is between the entries of a
+// urlset whose unprefixed names are the sitemap namespace's, where an entry
+// of the fast path's shape is a <url> the content model takes.
+func (p *parser) fastEntries() bool {
+	if p.general || p.kind != kindURLSet || len(p.stack) != 1 || p.skip != 0 {
+		return false
+	}
+	f := &p.stack[0]
+	if f.e != urlsetElem || f.pi > 1 {
+		return false
+	}
+	ns, _ := p.resolve("")
+	return ns == NSSitemap
+}
+
+// fastURLs checks the entries of the fast path's shape at the tokenizer's
+// position, stopping at the first other byte (or when ctx is done).
+func (p *parser) fastURLs(ctx context.Context) {
+	b := p.t.Buffered(fastRead)
+	line := p.t.Line()
+	done, lines := 0, 0
+	for k := 1; ; k++ {
+		if k&255 == 0 && ctx.Err() != nil {
+			break
+		}
+		i, nl := done, 0
+		for i < len(b) && isXMLSpace(b[i]) {
+			if b[i] == '\n' {
+				nl++
+			}
+			i++
+		}
+		n := p.fastURL(b[i:], line+lines+nl)
+		if n == 0 {
+			break
+		}
+		done, lines = i+n, lines+nl
+	}
+	if done > 0 {
+		p.t.Skip(done, lines)
+	}
+}
+
+// fastURL checks the entry at the start of b, on line line, and returns its
+// length; 0 when it is not of the fast path's shape (nothing is done).
+func (p *parser) fastURL(b []byte, line int) int {
+	const open, closeLoc, end = "<url><loc>", "</loc>", "</url>"
+	if len(b) < len(open) || string(b[:len(open)]) != open {
+		return 0
+	}
+	loc, i, ok := p.fastLoc(b, len(open))
+	if !ok || !hasAt(b, i, closeLoc) {
+		return 0
+	}
+	i += len(closeLoc)
+	lastmod, i, hasLastmod := fastField(b, i, "<lastmod>", "</lastmod>")
+	changefreq, i, hasChangefreq := fastField(b, i, "<changefreq>", "</changefreq>")
+	priority, i, hasPriority := fastField(b, i, "<priority>", "</priority>")
+	if !hasAt(b, i, end) {
+		return 0
+	}
+	i += len(end)
+	// Only values the general path takes without a word: any other goes
+	// to it, which reports it.
+	if len(loc) < minLoc || len(loc) > maxLoc { // ASCII, no white space: its collapsed length
+		return 0
+	}
+	if hasLastmod && (!xsdDateOrDateTime(lastmod) || !encode.LastmodWritten(lastmod)) {
+		return 0
+	}
+	if hasChangefreq {
+		if _, ok := changefreqText(changefreq); !ok {
+			return 0
+		}
+	}
+	if hasPriority {
+		if _, ok := priorityText(priority); !ok {
+			return 0
+		}
+	}
+
+	// What the general path does for this entry: the <url> taken by the
+	// urlset's content model (past its leading wildcard), counted, with
+	// no alternates, and its loc checked and fingerprinted.
+	f := &p.stack[0]
+	if f.pi == 0 {
+		f.pi, f.n = 1, 0
+	}
+	f.n++
+	p.urls++
+	p.ord++
+	p.fast++
+	p.urlLoc = true
+	p.page.reset()
+	p.checkLoc(p.enc, loc, line, true)
+	return i
+}
+
+// fastLoc reads the loc's text from b[i:] up to the next '<': the bytes
+// themselves, or decoded into p.locBuf when they hold '&amp;', '&apos;' or
+// '&quot;'. It returns the text, where it ends, and false at any other byte.
+func (p *parser) fastLoc(b []byte, i int) (loc []byte, end int, ok bool) {
+	start := i
+	for i < len(b) && textByte[b[i]] {
+		i++
+	}
+	if i >= len(b) || b[i] != '&' {
+		return b[start:i], i, i < len(b) && b[i] == '<'
+	}
+	dec := append(p.locBuf[:0], b[start:i]...)
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case textByte[c]:
+			dec = append(dec, c)
+			i++
+			continue
+		case c == '<':
+			p.locBuf = dec
+			return dec, i, true
+		case hasAt(b, i, "&amp;"):
+			dec, i = append(dec, '&'), i+len("&amp;")
+		case hasAt(b, i, "&apos;"):
+			dec, i = append(dec, '\''), i+len("&apos;")
+		case hasAt(b, i, "&quot;"):
+			dec, i = append(dec, '"'), i+len("&quot;")
+		default:
+			p.locBuf = dec
+			return nil, 0, false
+		}
+	}
+	p.locBuf = dec
+	return nil, 0, false
+}
+
+// fastField reads <tag>VALUE</tag> at b[i:] when it is there, VALUE of
+// textByte bytes; else it returns i unchanged and false.
+func fastField(b []byte, i int, open, close string) (val []byte, next int, ok bool) {
+	if !hasAt(b, i, open) {
+		return nil, i, false
+	}
+	j := i + len(open)
+	k := j
+	for k < len(b) && textByte[b[k]] {
+		k++
+	}
+	if !hasAt(b, k, close) {
+		return nil, i, false
+	}
+	return b[j:k], k + len(close), true
+}
+
+// hasAt reports whether b holds s at i.
+func hasAt(b []byte, i int, s string) bool {
+	return len(b)-i >= len(s) && string(b[i:i+len(s)]) == s
+}
