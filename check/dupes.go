@@ -203,13 +203,17 @@ func byHash(a, b record) int {
 }
 
 // sortRecords sorts rs by fingerprint: an in-place radix pass (American
-// flag sort) on the top bits of h into buckets of about 256 records, then
-// each bucket by comparison, the buckets split among parts goroutines.
+// flag sort) on the top bits of h into buckets of about 32 records, then
+// each bucket by insertion (by comparison past smallBucket records: a
+// bucket of repeats), the buckets split among parts goroutines.
 func sortRecords(rs []record) { sortRecordsParts(rs, 1) }
+
+// smallBucket is the most records of a bucket sorted by insertion.
+const smallBucket = 96
 
 func sortRecordsParts(rs []record, parts int) {
 	bits := 0
-	for len(rs)>>bits > 256 && bits < 16 {
+	for len(rs)>>bits > 32 && bits < 16 {
 		bits++
 	}
 	if bits < 4 {
@@ -255,13 +259,30 @@ func sortRecordsParts(rs []record, parts int) {
 		}
 		wg.Go(func() {
 			for _, end := range buckets {
-				slices.SortFunc(rs[start:end], byHash)
+				sortBucket(rs[start:end])
 				start = end
 			}
 		})
 		from = to + 1
 	}
 	wg.Wait()
+}
+
+// sortBucket sorts a bucket of the radix pass: by insertion when it is
+// small, as the uniform fingerprints make nearly all of them.
+func sortBucket(rs []record) {
+	if len(rs) > smallBucket {
+		slices.SortFunc(rs, byHash)
+		return
+	}
+	for i := 1; i < len(rs); i++ {
+		r := rs[i]
+		j := i
+		for ; j > 0 && (rs[j-1].h > r.h || rs[j-1].h == r.h && rs[j-1].h2 > r.h2); j-- {
+			rs[j] = rs[j-1]
+		}
+		rs[j] = r
+	}
 }
 
 // spill is the spill and merge of the records, on internal/runs: full

@@ -31,12 +31,30 @@ const fastRead = 16 << 10
 // textByte marks the bytes a value may hold on the fast path: printable
 // ASCII but the markup characters ('<', '>', '&'), which the general path
 // reads (a '&' of a loc is decoded by fastLoc).
-var textByte = func() (t [256]bool) {
+var textByte = func() (t [256]uint8) {
 	for c := '!'; c <= '~'; c++ {
-		t[c] = c != '<' && c != '>' && c != '&'
+		if c != '<' && c != '>' && c != '&' {
+			t[c] = 1
+		}
 	}
 	return t
 }()
+
+// textRun returns the end of the run of textByte bytes at b[i:], eight
+// bytes a step while it can.
+func textRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := b[i : i+8 : i+8] // one bounds check for eight bytes
+		if textByte[w[0]]&textByte[w[1]]&textByte[w[2]]&textByte[w[3]]&
+			textByte[w[4]]&textByte[w[5]]&textByte[w[6]]&textByte[w[7]] == 0 {
+			break
+		}
+	}
+	for i < len(b) && textByte[b[i]] != 0 {
+		i++
+	}
+	return i
+}
 
 // fastEntries reports whether the parser is between the entries of a
 // urlset whose unprefixed names are the sitemap namespace's, where an entry
@@ -141,9 +159,7 @@ func (p *parser) fastURL(b []byte, line int) int {
 // '&quot;'. It returns the text, where it ends, and false at any other byte.
 func (p *parser) fastLoc(b []byte, i int) (loc []byte, end int, ok bool) {
 	start := i
-	for i < len(b) && textByte[b[i]] {
-		i++
-	}
+	i = textRun(b, i)
 	if i >= len(b) || b[i] != '&' {
 		return b[start:i], i, i < len(b) && b[i] == '<'
 	}
@@ -151,9 +167,9 @@ func (p *parser) fastLoc(b []byte, i int) (loc []byte, end int, ok bool) {
 	for i < len(b) {
 		c := b[i]
 		switch {
-		case textByte[c]:
-			dec = append(dec, c)
-			i++
+		case textByte[c] != 0:
+			j := textRun(b, i)
+			dec, i = append(dec, b[i:j]...), j
 			continue
 		case c == '<':
 			p.locBuf = dec
@@ -180,10 +196,7 @@ func fastField(b []byte, i int, open, close string) (val []byte, next int, ok bo
 		return nil, i, false
 	}
 	j := i + len(open)
-	k := j
-	for k < len(b) && textByte[b[k]] {
-		k++
-	}
+	k := textRun(b, j)
 	if !hasAt(b, k, close) {
 		return nil, i, false
 	}
