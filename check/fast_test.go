@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,5 +225,24 @@ func TestFastPathAllocs(t *testing.T) {
 	a, b := allocs(small), allocs(large)
 	if per := (b - a) / 30000; per > 0.001 {
 		t.Errorf("%.0f allocations for 10,000 URLs, %.0f for 40,000: %.4f per URL", a, b, per)
+	}
+}
+
+// TestTextRun: the eight-byte test of textRun ends a run exactly where the
+// table, byte by byte, does, for every byte at every place of a word.
+func TestTextRun(t *testing.T) {
+	b := []byte("https://www.example.com/abcdefghijklmnop")
+	for pos := range 24 {
+		for c := range 256 {
+			s := slices.Clone(b)
+			s[16+pos] = byte(c)
+			want := 0
+			for want < len(s) && textByte[s[want]] != 0 {
+				want++
+			}
+			if got := textRun(s, 0); got != want {
+				t.Fatalf("byte %#x at %d: run ends at %d, want %d", c, 16+pos, got, want)
+			}
+		}
 	}
 }
