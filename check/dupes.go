@@ -1,9 +1,7 @@
 package check
 
 import (
-	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -22,7 +20,7 @@ import (
 // a buffer of Options.RunRecords (default 1<<19, 16 MiB); a full buffer is
 // handed to a goroutine that sorts it and writes it to a temporary file as
 // a run, while the workers fill a second buffer. At the end the runs are
-// merged (one 16 KiB read buffer per run) and equal fingerprints are
+// merged (one 16 KiB block read at a time per run) and equal fingerprints are
 // duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run, that is
 // 16 KiB per half a million URLs (a billion URLs: 32 MiB + 32 MiB), and disk
 // is 28 bytes per URL. With 128 bits a collision is negligible at any set
@@ -336,13 +334,19 @@ func putRecord(b []byte, r record) {
 	binary.LittleEndian.PutUint32(b[24:], r.ord)
 }
 
-// cursor reads one sorted run, or the in-memory rest.
+// cursor reads one sorted run, or the in-memory rest. A run is read a
+// block of whole records at a time (one read, no copy per record).
 type cursor struct {
 	cur  record
-	r    *bufio.Reader
+	r    io.Reader
+	blk  []byte // the block read; blk[off:] not yet decoded
+	off  int
 	mem  []record
 	done bool
 }
+
+// cursorBlock is the bytes a cursor reads at a time: whole records.
+const cursorBlock = 16 << 10 / recordSize * recordSize
 
 func (c *cursor) next() error {
 	if c.r == nil {
@@ -353,15 +357,25 @@ func (c *cursor) next() error {
 		c.cur, c.mem = c.mem[0], c.mem[1:]
 		return nil
 	}
-	var b [recordSize]byte
-	if _, err := io.ReadFull(c.r, b[:]); err != nil {
-		if errors.Is(err, io.EOF) {
+	if c.off+recordSize > len(c.blk) {
+		if c.blk == nil {
+			c.blk = make([]byte, cursorBlock)
+		}
+		n, err := io.ReadFull(c.r, c.blk[:cursorBlock])
+		switch {
+		case n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF):
 			c.done = true
 			return nil
+		case n%recordSize != 0:
+			return fmt.Errorf("a run ends inside a record: %w", io.ErrUnexpectedEOF)
+		case err != nil && err != io.ErrUnexpectedEOF:
+			return err
 		}
-		return err
+		c.blk, c.off = c.blk[:n], 0
 	}
-	c.cur = record{binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:]),
+	b := c.blk[c.off : c.off+recordSize]
+	c.off += recordSize
+	c.cur = record{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]),
 		binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[20:]), binary.LittleEndian.Uint32(b[24:])}
 	return nil
 }
@@ -385,7 +399,7 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 	}
 	cs := []*cursor{{mem: rest}}
 	for _, seg := range s.sp.Runs() {
-		cs = append(cs, &cursor{r: bufio.NewReaderSize(s.sp.Open(seg), 16<<10)})
+		cs = append(cs, &cursor{r: s.sp.Open(seg)})
 	}
 	var live []*cursor
 	for _, c := range cs {

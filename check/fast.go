@@ -130,15 +130,11 @@ func (p *parser) fastURL(b []byte, line int) int {
 	if hasLastmod && (!xsdDateOrDateTime(lastmod) || !encode.LastmodWritten(lastmod)) {
 		return 0
 	}
-	if hasChangefreq {
-		if _, ok := changefreqText(changefreq); !ok {
-			return 0
-		}
+	if hasChangefreq && !validChangefreq(changefreq) {
+		return 0
 	}
-	if hasPriority {
-		if _, ok := priorityText(priority); !ok {
-			return 0
-		}
+	if hasPriority && !validPriority(priority) {
+		return 0
 	}
 
 	// What the general path does for this entry: the <url> taken by the
@@ -156,6 +152,27 @@ func (p *parser) fastURL(b []byte, line int) int {
 	p.page.reset()
 	p.checkLoc(p.enc, loc, line, true)
 	return i
+}
+
+// validChangefreq is changefreqText's verdict, at once for the seven
+// values as generate writes them.
+func validChangefreq(s []byte) bool {
+	switch string(s) {
+	case "always", "hourly", "daily", "weekly", "monthly", "yearly", "never":
+		return true
+	}
+	_, ok := changefreqText(s)
+	return ok
+}
+
+// validPriority is priorityText's verdict, at once for 0.0 to 1.0 in
+// tenths as generate writes them.
+func validPriority(s []byte) bool {
+	if len(s) == 3 && s[1] == '.' && (s[0] == '0' && '0' <= s[2] && s[2] <= '9' || s[0] == '1' && s[2] == '0') {
+		return true
+	}
+	_, ok := priorityText(s)
+	return ok
 }
 
 // fastLoc reads the loc's text from b[i:] up to the next '<': the bytes
