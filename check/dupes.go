@@ -200,40 +200,86 @@ func byHash(a, b record) int {
 	return 0
 }
 
-// sortRecords sorts rs by fingerprint: an in-place radix pass (American
-// flag sort) on the top bits of h into buckets of about 32 records, then
-// each bucket by insertion (by comparison past smallBucket records: a
-// bucket of repeats), the buckets split among parts goroutines.
+// sortRecords sorts rs by fingerprint: in-place radix passes (American
+// flag sort) of at most 8 bits on the top bits of h, most significant
+// first, until the buckets hold about 32 records, then each bucket by
+// insertion (by comparison past smallBucket records: a bucket of repeats).
+// A pass of 256 buckets keeps its 256 write positions in the cache, where
+// one pass of 2^14 buckets missed it on nearly every record. After the
+// first pass the buckets are split among parts goroutines.
 func sortRecords(rs []record) { sortRecordsParts(rs, 1) }
 
 // smallBucket is the most records of a bucket sorted by insertion.
 const smallBucket = 96
 
 func sortRecordsParts(rs []record, parts int) {
-	bits := 0
-	for len(rs)>>bits > 32 && bits < 16 {
-		bits++
-	}
-	if bits < 4 {
-		slices.SortFunc(rs, byHash)
+	if len(rs) <= 4*32 {
+		sortBucket(rs)
 		return
 	}
-	shift := 64 - bits
-	count := make([]int, 1<<bits)
-	for i := range rs {
-		count[rs[i].h>>shift]++
+	const shift = 64 - 8
+	ends := flagPass(rs, shift, 8)
+	// Part k sorts the buckets that end in its share of rs.
+	var wg sync.WaitGroup
+	from := 0
+	for k := 1; k <= parts && from < len(ends); k++ {
+		to := len(ends) - 1
+		if k < parts {
+			to = min(max(from, sort.SearchInts(ends[:], len(rs)*k/parts)), to)
+		}
+		buckets := ends[from : to+1]
+		start := 0
+		if from > 0 {
+			start = ends[from-1]
+		}
+		wg.Go(func() {
+			for _, end := range buckets {
+				sortRadix(rs[start:end], shift)
+				start = end
+			}
+		})
+		from = to + 1
 	}
-	next := make([]int, 1<<bits)
+	wg.Wait()
+}
+
+// sortRadix sorts rs, whose fingerprints share their bits above shift.
+func sortRadix(rs []record, shift uint) {
+	if len(rs) <= 32 || shift == 0 {
+		sortBucket(rs)
+		return
+	}
+	bits := uint(1)
+	for len(rs)>>bits > 32 && bits < 8 && bits < shift {
+		bits++
+	}
+	shift -= bits
+	ends := flagPass(rs, shift, bits)
+	start := 0
+	for _, end := range ends[:1<<bits] {
+		sortRadix(rs[start:end], shift)
+		start = end
+	}
+}
+
+// flagPass moves each record of rs to the bucket of its bits
+// h>>shift&(1<<bits-1), in place, and returns the buckets' ends.
+func flagPass(rs []record, shift, bits uint) (ends [256]int) {
+	mask := uint64(1)<<bits - 1
+	var next [256]int
+	for i := range rs {
+		ends[rs[i].h>>shift&mask]++
+	}
 	sum := 0
-	for b, n := range count {
+	for b, n := range ends[:1<<bits] {
 		next[b] = sum
 		sum += n
-		count[b] = sum // the bucket's end
+		ends[b] = sum
 	}
-	for b := range count {
-		for next[b] < count[b] {
+	for b := range 1 << bits {
+		for next[b] < ends[b] {
 			r := rs[next[b]]
-			for d := int(r.h >> shift); d != b; d = int(r.h >> shift) {
+			for d := int(r.h >> shift & mask); d != b; d = int(r.h >> shift & mask) {
 				rs[next[d]], r = r, rs[next[d]]
 				next[d]++
 			}
@@ -241,29 +287,7 @@ func sortRecordsParts(rs []record, parts int) {
 			next[b]++
 		}
 	}
-	// count holds the buckets' ends: part k sorts the buckets that end
-	// in its share of rs.
-	var wg sync.WaitGroup
-	from := 0
-	for k := 1; k <= parts && from < len(count); k++ {
-		to := len(count) - 1
-		if k < parts {
-			to = min(max(from, sort.SearchInts(count, len(rs)*k/parts)), to)
-		}
-		buckets := count[from : to+1]
-		start := 0
-		if from > 0 {
-			start = count[from-1]
-		}
-		wg.Go(func() {
-			for _, end := range buckets {
-				sortBucket(rs[start:end])
-				start = end
-			}
-		})
-		from = to + 1
-	}
-	wg.Wait()
+	return ends
 }
 
 // sortBucket sorts a bucket of the radix pass: by insertion when it is
