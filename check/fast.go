@@ -127,7 +127,9 @@ func (p *parser) fastURL(b []byte, line int) int {
 	if len(loc) < minLoc || len(loc) > maxLoc { // ASCII, no white space: its collapsed length
 		return 0
 	}
-	if hasLastmod && (!xsdDateOrDateTime(lastmod) || !encode.LastmodWritten(lastmod)) {
+	// A lastmod in a form the encoder writes is also an xsd:date or
+	// xsd:dateTime (FuzzLastmodWritten), the general path's first test.
+	if hasLastmod && !encode.LastmodWritten(lastmod) {
 		return 0
 	}
 	if hasChangefreq && !validChangefreq(changefreq) {

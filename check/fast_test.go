@@ -249,3 +249,17 @@ func TestTextRun(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLastmodWritten: every lastmod in a form the encoder writes is valid
+// for sitemap.xsd, so the fast path asks only encode.LastmodWritten.
+func FuzzLastmodWritten(f *testing.F) {
+	for _, s := range []string{"2024-01-02", "2024-02-29T23:59:59Z", "0001-01-01T00:00:00+14:00", "2023-02-29",
+		"9999-12-31T24:00:00-14:00", "2024-01-02T03:04:05.999999999+05:30", "10000-01-01", "2024-01-02T03:04:05-00:00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		if encode.LastmodWritten(s) && !xsdDateOrDateTime(s) {
+			t.Fatalf("%q: a form the encoder writes, yet not an xsd:date or xsd:dateTime", s)
+		}
+	})
+}
