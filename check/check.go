@@ -2,7 +2,10 @@
 // walks a root sitemap or index file and every file it references, streaming
 // each one through a byte-level tokenizer (encoding/xml's RawToken with an
 // allocation-free fast path, see internal/xmlscan) in constant memory, and reports
-// every problem with its file, line and value.
+// every problem with its file, line and value. The <url> entries of the shape
+// generate writes are read straight from the tokenizer's window by a fast
+// path that takes only entries the rules accept and leaves every other byte
+// to them (see fast.go).
 //
 // It checks well-formedness; the rules of sitemap.xsd, siteindex.xsd and
 // the image, video, news, mobile and xhtml:link extension schemas, written

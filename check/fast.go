@@ -1,8 +1,8 @@
 package check
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 )
@@ -12,53 +12,24 @@ import (
 //
 //	<url><loc>LOC</loc>[<lastmod>D</lastmod>][<changefreq>F</changefreq>][<priority>P</priority>]</url>
 //
-// no attributes, no white space inside, values of printable ASCII with the
-// loc's '&', '\'' and '"' as the predefined entities. Between the tokens of
-// the urlset, fastURLs reads such entries straight from the tokenizer's
-// window: it matches an entry's bytes, and only when every value is one the
-// general path accepts without a problem (the loc's length, the lastmod's
-// xsd and W3C forms, the changefreq, the priority) does it apply what the
-// general path would (the urlset's content model, the counts, and the loc's
-// checks and fingerprint through the same checkLoc) and consume the bytes.
-// At the first entry it does not recognise it consumes nothing of it, and
-// the tokenizer and the rules read it; the fast path resumes after it. So a
-// report is the general path's, byte for byte: FuzzFastPath holds it to that.
+// no attributes, no white space inside, the loc's '&', '\'' and '"' as
+// the predefined entities. Between the tokens of the urlset, fastURLs reads
+// such entries straight from the tokenizer's window: it matches an entry's
+// bytes, and only when every value is one the general path accepts without
+// a problem (the loc's length, the encoder's rules for the loc, the
+// lastmod's forms, the changefreq, the priority; none of them takes white
+// space, a control or a non-ASCII character, so the bytes are what the
+// tokenizer would read) does it apply what the general path would (the
+// urlset's content model, the counts, the loc's fingerprint) and consume
+// the bytes. At the first entry it does not take it consumes nothing of
+// it, and the tokenizer and the rules read it and report what is wrong;
+// the fast path resumes after it. So a report is the general path's:
+// FuzzFastPath and TestFastPathAgrees hold it to that.
 
 // fastRead is the bytes the fast path asks the tokenizer to hold: more than
 // the longest entry it takes (a loc of 2,048 characters, each of them
 // possibly written as a 6-byte entity, and the other fields).
 const fastRead = 16 << 10
-
-// textByte marks the bytes a value may hold on the fast path: printable
-// ASCII but the markup characters ('<', '>', '&'), which the general path
-// reads (a '&' of a loc is decoded by fastLoc).
-var textByte = func() (t [256]uint8) {
-	for c := '!'; c <= '~'; c++ {
-		if c != '<' && c != '>' && c != '&' {
-			t[c] = 1
-		}
-	}
-	return t
-}()
-
-// textRun returns the end of the run of textByte bytes at b[i:]. It tests
-// eight bytes at once (the bit tricks of "Bit Twiddling Hacks": a byte
-// below '!', above '~', or equal to '<', '>' or '&' sets its top bit),
-// then finds the byte that ended the run one at a time.
-func textRun(b []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if ((x-'!'*ones)&^x|(x+(0x7f-'~')*ones)|x)&highs|zero(x^'<'*ones)|zero(x^'>'*ones)|zero(x^'&'*ones) != 0 {
-			break
-		}
-	}
-	for i < len(b) && textByte[b[i]] != 0 {
-		i++
-	}
-	return i
-}
 
 // fastEntries reports whether the parser is between the entries of a
 // urlset whose unprefixed names are the sitemap namespace's, where an entry
@@ -123,8 +94,10 @@ func (p *parser) fastURL(b []byte, line int) int {
 	}
 	i += len(end)
 	// Only values the general path takes without a word: any other goes
-	// to it, which reports it.
-	if len(loc) < minLoc || len(loc) > maxLoc { // ASCII, no white space: its collapsed length
+	// to it, which reports it. (The value checks below accept no white
+	// space, control or non-ASCII character: the bytes matched are what
+	// the tokenizer would have read, and hold no newline.)
+	if len(loc) < minLoc || len(loc) > maxLoc { // ASCII, no white space (below): its collapsed length
 		return 0
 	}
 	// A lastmod in a form the encoder writes is also an xsd:date or
@@ -136,6 +109,17 @@ func (p *parser) fastURL(b []byte, line int) int {
 		return 0
 	}
 	if hasPriority && !validPriority(priority) {
+		return 0
+	}
+	// checkLoc's tests, without its reports: a loc the encoder accepts
+	// and writes back as it is (or with nothing to percent-encode) has
+	// only printable ASCII characters, none of '<', '>' or '"'.
+	if !hasPrefixFold(loc, "http://") && !hasPrefixFold(loc, "https://") {
+		return 0 // a relative loc, which the encoder would resolve
+	}
+	out, r := p.enc.AppendLoc(p.buf[:0], loc)
+	p.buf = out[:0]
+	if r != encode.OK || !sameEscaped(out, loc) && encode.UnencodedAt(loc) >= 0 {
 		return 0
 	}
 
@@ -152,7 +136,7 @@ func (p *parser) fastURL(b []byte, line int) int {
 	p.fast++
 	p.urlLoc = true
 	p.page.reset()
-	p.checkLoc(p.enc, loc, line, true)
+	p.fingerprint(out, loc, line)
 	return i
 }
 
@@ -179,51 +163,57 @@ func validPriority(s []byte) bool {
 
 // fastLoc reads the loc's text from b[i:] up to the next '<': the bytes
 // themselves, or decoded into p.locBuf when they hold '&amp;', '&apos;' or
-// '&quot;'. It returns the text, where it ends, and false at any other byte.
+// '&quot;'. It returns the text, where it ends, and false at any other
+// reference. The characters are left to the loc's rules, which take no
+// '>' (so no "]]>", which the tokenizer refuses).
 func (p *parser) fastLoc(b []byte, i int) (loc []byte, end int, ok bool) {
-	start := i
-	i = textRun(b, i)
-	if i >= len(b) || b[i] != '&' {
-		return b[start:i], i, i < len(b) && b[i] == '<'
+	k := bytes.IndexByte(b[i:], '<')
+	if k < 0 {
+		return nil, 0, false
 	}
-	dec := append(p.locBuf[:0], b[start:i]...)
-	for i < len(b) {
-		c := b[i]
+	raw, end := b[i:i+k], i+k
+	amp := bytes.IndexByte(raw, '&')
+	if amp < 0 {
+		return raw, end, true
+	}
+	dec := p.locBuf[:0]
+	for amp >= 0 {
+		dec = append(dec, raw[:amp]...)
+		raw = raw[amp:]
 		switch {
-		case textByte[c] != 0:
-			j := textRun(b, i)
-			dec, i = append(dec, b[i:j]...), j
-			continue
-		case c == '<':
-			p.locBuf = dec
-			return dec, i, true
-		case hasAt(b, i, "&amp;"):
-			dec, i = append(dec, '&'), i+len("&amp;")
-		case hasAt(b, i, "&apos;"):
-			dec, i = append(dec, '\''), i+len("&apos;")
-		case hasAt(b, i, "&quot;"):
-			dec, i = append(dec, '"'), i+len("&quot;")
+		case hasAt(raw, 0, "&amp;"):
+			dec, raw = append(dec, '&'), raw[len("&amp;"):]
+		case hasAt(raw, 0, "&apos;"):
+			dec, raw = append(dec, '\''), raw[len("&apos;"):]
+		case hasAt(raw, 0, "&quot;"):
+			dec, raw = append(dec, '"'), raw[len("&quot;"):]
 		default:
 			p.locBuf = dec
 			return nil, 0, false
 		}
+		amp = bytes.IndexByte(raw, '&')
 	}
-	p.locBuf = dec
-	return nil, 0, false
+	p.locBuf = append(dec, raw...)
+	return p.locBuf, end, true
 }
 
-// fastField reads <tag>VALUE</tag> at b[i:] when it is there, VALUE of
-// textByte bytes; else it returns i unchanged and false.
+// fastField reads <tag>VALUE</tag> at b[i:] when it is there, VALUE up to
+// the next '<' with no white space at its ends (its checks take no other);
+// else it returns i unchanged and false.
 func fastField(b []byte, i int, open, close string) (val []byte, next int, ok bool) {
 	if !hasAt(b, i, open) {
 		return nil, i, false
 	}
 	j := i + len(open)
-	k := textRun(b, j)
-	if !hasAt(b, k, close) {
+	k := bytes.IndexByte(b[j:], '<')
+	if k < 0 || !hasAt(b, j+k, close) {
 		return nil, i, false
 	}
-	return b[j:k], k + len(close), true
+	val = b[j : j+k]
+	if k > 0 && (isXMLSpace(val[0]) || isXMLSpace(val[k-1])) {
+		return nil, i, false // priorityText trims it, but it may hold a newline
+	}
+	return val, j + k + len(close), true
 }
 
 // hasAt reports whether b holds s at i.

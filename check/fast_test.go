@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -60,7 +59,14 @@ var fastEntries = []string{
 	`<url><loc>https://www.example.com/x5</loc><priority>1.5</priority></url>`,
 	`<url><loc>https://www.example.com/p1</loc><priority>1.1</priority></url>`, `<url><loc>https://www.example.com/p2</loc><priority>0.55</priority></url>`,
 	`<url><loc>https://www.example.com/p3</loc><priority>1.00</priority></url>`, `<url><loc>https://www.example.com/p4</loc><priority>0.a</priority></url>`,
-	`<url><loc>https://www.example.com/p5</loc><changefreq>DAILY</changefreq></url>`, `<url><loc>https://www.example.com/p6</loc><changefreq>dail</changefreq></url>`,
+	`<url><loc>https://www.example.com/p5</loc><changefreq>DAILY</changefreq></url>`,
+	"<url><loc>https://www.example.com/p7</loc><priority>\n0.5</priority></url>", "<url><loc>https://www.example.com/p8</loc><priority>0.5 </priority></url>",
+	"<url><loc>https://www.example.com/p9</loc><changefreq>\ndaily</changefreq><lastmod>\n2024-01-01</lastmod></url>",
+	"<url><loc>https://www.example.com/\nnl</loc></url>", "<url><loc>https://www.example.com/\ttab</loc></url>", "<url><loc>https://www.exa\nmple.com/h</loc></url>",
+	`<url><loc>https://www.exa"mple.com/h</loc></url>`, `<url><loc>https://www.exa'mple.com/h</loc></url>`, `<url><loc>https://www.example.com/it's</loc></url>`,
+	`<url><loc>https://www.example.com/x&apos;y</loc></url>`, `<url><loc>https://www.example.com/%7e%zz%41</loc></url>`, `<url><loc>https://www.example.com/a/../b</loc></url>`,
+	`<url><loc>https://www.example.com:8080/p</loc></url>`, `<url><loc>https://ü.example.com/idn</loc></url>`, `<url><loc>https://www.exa>mple.com/</loc></url>`, `<url><loc>https://www.example.com/a]]>b</loc></url>`, `<url><loc>https://www.example.com/a>b</loc></url>`, `<url><loc>https://user@www.example.com/p</loc></url>`, `<url><loc>https://www.example.com/p#f#g</loc></url>`,
+	"<url><loc>https://www.example.com/\x01c</loc></url>", "<url><loc>https://www.example.com/\xc3\xbc</loc></url>", "<url><loc>https://www.example.com/\xff</loc></url>", `<url><loc>https://www.example.com/p6</loc><changefreq>dail</changefreq></url>`,
 	`<url><loc>https://www.example.com/x6</loc><priority>.5</priority><changefreq>daily</changefreq></url>`,
 	`<url><loc>https://www.example.com/x7</loc><changefreq>daily</changefreq><lastmod>2024-01-01</lastmod></url>`,
 	`<url><loc>https://www.example.com/x8</loc><lastmod>2024-01-01</lastmod><lastmod>2024-01-01</lastmod></url>`,
@@ -240,25 +246,6 @@ func TestFastPathAllocs(t *testing.T) {
 	a, b := allocs(small), allocs(large)
 	if per := (b - a) / 30000; per > 0.001 {
 		t.Errorf("%.0f allocations for 10,000 URLs, %.0f for 40,000: %.4f per URL", a, b, per)
-	}
-}
-
-// TestTextRun: the eight-byte test of textRun ends a run exactly where the
-// table, byte by byte, does, for every byte at every place of a word.
-func TestTextRun(t *testing.T) {
-	b := []byte("https://www.example.com/abcdefghijklmnop")
-	for pos := range 24 {
-		for c := range 256 {
-			s := slices.Clone(b)
-			s[16+pos] = byte(c)
-			want := 0
-			for want < len(s) && textByte[s[want]] != 0 {
-				want++
-			}
-			if got := textRun(s, 0); got != want {
-				t.Fatalf("byte %#x at %d: run ends at %d, want %d", c, 16+pos, got, want)
-			}
-		}
 	}
 }
 

@@ -678,20 +678,26 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		}
 	}
 	if fingerprint {
-		var domain uint64
-		if p.news {
-			// A news sitemap repeats articles the regular sitemaps list:
-			// its URLs are duplicates only of each other.
-			domain = newsDomain
-		}
-		h, h2 := p.c.dupes.hash(out, domain)
-		p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
-		if len(p.batch.recs) == batchLen {
-			p.c.dupes.add(&p.batch)
-			p.batch.reset()
-		}
+		p.fingerprint(out, s, line)
 	}
 	return true
+}
+
+// fingerprint files the URL s of this line, out as the encoder wrote it,
+// for the duplicate check.
+func (p *parser) fingerprint(out, s []byte, line int) {
+	var domain uint64
+	if p.news {
+		// A news sitemap repeats articles the regular sitemaps list:
+		// its URLs are duplicates only of each other.
+		domain = newsDomain
+	}
+	h, h2 := p.c.dupes.hash(out, domain)
+	p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
+	if len(p.batch.recs) == batchLen {
+		p.c.dupes.add(&p.batch)
+		p.batch.reset()
+	}
 }
 
 // relativeLoc is the message of a relative loc, whatever its length.
