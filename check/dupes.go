@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -20,9 +21,11 @@ import (
 // a buffer of Options.RunRecords (default 1<<19, 16 MiB); a full buffer is
 // handed to a goroutine that sorts it and writes it to a temporary file as
 // a run, while the workers fill a second buffer. At the end the runs are
-// merged (one 16 KiB block read at a time per run) and equal fingerprints are
-// duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run, that is
-// 16 KiB per half a million URLs (a billion URLs: 32 MiB + 32 MiB), and disk
+// merged (one 16 KiB block read at a time per run and per core: the merge
+// is split among the cores by fingerprint range) and equal fingerprints are
+// duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run and core,
+// that is 16 KiB per half a million URLs and core (a billion URLs on two
+// cores: 32 MiB + 64 MiB), and disk
 // is 28 bytes per URL. With 128 bits a collision is negligible at any set
 // size (about 1e-21 for a billion URLs), so the files are not read a second
 // time to confirm the duplicates.
@@ -168,13 +171,13 @@ func (d *dupes) text(rs ...record) string {
 
 // groups merges the fingerprints and calls fn with each set of records
 // sharing one (at most maxGroup of them; extra is the count left out),
-// single URLs included.
-func (d *dupes) groups(fn func(g []record, extra int)) error {
+// single URLs too when singles is set.
+func (d *dupes) groups(singles bool, fn func(g []record, extra int)) error {
 	d.mu.Lock()
 	buf := d.buf
 	d.buf = nil
 	d.mu.Unlock()
-	return d.spill.groups(buf, fn)
+	return d.spill.groups(buf, singles, fn)
 }
 
 func (d *dupes) close() {
@@ -409,8 +412,17 @@ const maxGroup = 4096
 
 // groups merges every run with the records still in memory (rest) and
 // calls fn with each set of records sharing a fingerprint (at most maxGroup
-// of them; extra is the count left out). It closes the runs.
-func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
+// of them; extra is the count left out), in fingerprint order; single URLs
+// only when singles is set. It closes the runs.
+//
+// The merge is split by fingerprint among s.parts goroutines: part k
+// merges, from every run, the records whose h falls in its k-th of the
+// range (found by a binary search in each run), so that a group is never
+// split. Part 0 calls fn as it goes; the other parts hand their groups
+// over a short channel and fn takes them, part after part, once part 0 is
+// done: the order is the order of one merge, and a part waits, without
+// spinning, only when its channel is full (many duplicates, or singles).
+func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra int)) error {
 	defer s.close()
 	if err := s.stop(); err != nil {
 		return err
@@ -418,17 +430,101 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
 	sortRecordsParts(rest, s.parts)
-	if len(s.sp.Runs()) == 0 {
+	segs := s.sp.Runs()
+	if len(segs) == 0 {
 		return groupsOf(rest, fn) // no run spilled: no merge
 	}
-	cs := []*cursor{{mem: rest}}
-	for _, seg := range s.sp.Runs() {
-		cs = append(cs, &cursor{r: s.sp.Open(seg)})
+	parts := max(s.parts, 1)
+	// bounds[k] is where part k starts in rest and in each run (in records).
+	bounds := make([][]int64, parts+1)
+	readers := make([]*io.SectionReader, len(segs))
+	for i, seg := range segs {
+		readers[i] = s.sp.Open(seg)
 	}
+	for k := range bounds {
+		from := ^uint64(0)/uint64(parts)*uint64(k) + uint64(k) // k/parts of the range
+		b := make([]int64, 1+len(segs))
+		if k == parts {
+			b[0] = int64(len(rest))
+		} else {
+			b[0] = int64(sort.Search(len(rest), func(i int) bool { return rest[i].h >= from }))
+		}
+		for i, r := range readers {
+			switch k {
+			case 0:
+			case parts:
+				b[1+i] = r.Size() / recordSize
+			default:
+				n, err := runStart(r, from)
+				if err != nil {
+					return fmt.Errorf("duplicate check: %w", err)
+				}
+				b[1+i] = n
+			}
+		}
+		bounds[k] = b
+	}
+	cursorsOf := func(k int) []*cursor {
+		lo, hi := bounds[k], bounds[k+1]
+		cs := []*cursor{{mem: rest[lo[0]:hi[0]]}}
+		for i, r := range readers {
+			cs = append(cs, &cursor{r: io.NewSectionReader(r, lo[1+i]*recordSize, (hi[1+i]-lo[1+i])*recordSize)})
+		}
+		return cs
+	}
+	type group struct {
+		g     []record
+		extra int
+	}
+	chans := make([]chan group, parts)
+	errs := make([]error, parts)
+	for k := 1; k < parts; k++ {
+		chans[k] = make(chan group, 64)
+		go func() {
+			defer close(chans[k])
+			errs[k] = merge(cursorsOf(k), func(g []record, extra int) {
+				if singles || len(g) > 1 || extra > 0 {
+					chans[k] <- group{slices.Clone(g), extra}
+				}
+			})
+		}()
+	}
+	errs[0] = merge(cursorsOf(0), fn)
+	for k := 1; k < parts; k++ {
+		for g := range chans[k] {
+			if errs[0] == nil {
+				fn(g.g, g.extra)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("duplicate check: %w", err)
+	}
+	return nil
+}
+
+// runStart returns the index of the first record of the sorted run r whose
+// h is at least from (the run's length past its end).
+func runStart(r *io.SectionReader, from uint64) (int64, error) {
+	var b [8]byte
+	var err error
+	i := sort.Search(int(r.Size()/recordSize), func(i int) bool {
+		if _, e := r.ReadAt(b[:], int64(i)*recordSize); e != nil {
+			err = e
+			return true
+		}
+		return binary.LittleEndian.Uint64(b[:]) >= from
+	})
+	return int64(i), err
+}
+
+// merge merges the sorted cursors cs and calls fn with each set of records
+// sharing a fingerprint, as groups does.
+func merge(cs []*cursor, fn func(g []record, extra int)) error {
 	var live []*cursor
 	for _, c := range cs {
 		if err := c.next(); err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
+			return err
 		}
 		if !c.done {
 			live = append(live, c)
@@ -455,7 +551,7 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 			extra++
 		}
 		if err := c.next(); err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
+			return err
 		}
 		if c.done {
 			h.Pop()
