@@ -367,7 +367,7 @@ type cursor struct {
 	cur  record
 	r    io.Reader
 	blk  []byte // the block read; blk[off:] not yet decoded
-	off  int
+	off  int    // in blk, or in mem for the records in memory
 	mem  []record
 	done bool
 }
@@ -377,11 +377,11 @@ const cursorBlock = 16 << 10 / recordSize * recordSize
 
 func (c *cursor) next() error {
 	if c.r == nil {
-		if len(c.mem) == 0 {
-			c.done = true
-			return nil
+		c.done = c.off == len(c.mem)
+		if !c.done {
+			c.cur = c.mem[c.off]
+			c.off++
 		}
-		c.cur, c.mem = c.mem[0], c.mem[1:]
 		return nil
 	}
 	if c.off+recordSize > len(c.blk) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,23 +17,6 @@ type noFiles struct{}
 func (noFiles) Open(context.Context, string) (io.ReadCloser, error) { return nil, fs.ErrNotExist }
 func (noFiles) List(context.Context) ([]string, error)              { return nil, nil }
 func (noFiles) String() string                                      { return "(none)" }
-
-// exampleFiles returns the bytes of every file in testdata/examples.
-func exampleFiles(tb testing.TB) [][]byte {
-	ents, err := os.ReadDir("testdata/examples")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var files [][]byte
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name()))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		files = append(files, b)
-	}
-	return files
-}
 
 // FuzzSet feeds arbitrary bytes to the validator as a root file: it must
 // never panic, and its report must add up.

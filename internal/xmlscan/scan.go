@@ -677,11 +677,8 @@ func (s *scanner) cdata(b []byte) (Kind, int, int, status) {
 			}
 			i++
 		case c == '\r':
-			s.tmp = append(s.tmp, raw[from:i]...)
-			s.tmp = append(s.tmp, '\n')
-			copying = true
-			i++
-			from = i
+			from, copying = s.cr(raw, from, i), true
+			i = from
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(raw[i:])
 			if (r == utf8.RuneError && size == 1) || !isInCharacterRange(r) {
@@ -711,6 +708,13 @@ var textClass = func() (t [256]uint8) {
 	}
 	return t
 }()
+
+// cr appends b[from:i] and a LF for the CR at b[i] to s.tmp (XML reads a
+// CR, or a CRLF, as a LF) and returns where the bytes to copy go on.
+func (s *scanner) cr(b []byte, from, i int) int {
+	s.tmp = append(append(s.tmp, b[from:i]...), '\n')
+	return i + 1
+}
 
 // text reads character data from b[i:]: up to a '<' (quote 0, not
 // consumed) or up to the quote byte (consumed). It returns the decoded text,
@@ -754,11 +758,8 @@ func (s *scanner) text(b []byte, i int, quote byte) ([]byte, int, int, status) {
 			i++
 			continue
 		case c == '\r':
-			s.tmp = append(s.tmp, b[from:i]...)
-			s.tmp = append(s.tmp, '\n')
-			copying = true
-			i++
-			from = i
+			from, copying = s.cr(b, from, i), true
+			i = from
 			continue
 		case c == '&':
 			r, n, st := entityAt(b[i:])
