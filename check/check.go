@@ -2,7 +2,10 @@
 // walks a root sitemap or index file and every file it references, streaming
 // each one through a byte-level tokenizer (encoding/xml's RawToken with an
 // allocation-free fast path, see internal/xmlscan) in constant memory, and reports
-// every problem with its file, line and value.
+// every problem with its file, line and value. The <url> entries of the shape
+// generate writes are read straight from the tokenizer's window by a fast
+// path that takes only entries the rules accept and leaves every other byte
+// to them (see fast.go).
 //
 // It checks well-formedness; the rules of sitemap.xsd, siteindex.xsd and
 // the image, video, news, mobile and xhtml:link extension schemas, written
@@ -155,6 +158,8 @@ type Options struct {
 	// it is sorted and spilled to TempDir as a run, while a second buffer
 	// fills (0: 1<<19, two buffers of 16 MiB).
 	RunRecords int
+
+	general bool // tests: every entry through the tokenizer and the rules (no fast path)
 }
 
 func (o *Options) defaults() {

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,9 +21,11 @@ import (
 // a buffer of Options.RunRecords (default 1<<19, 16 MiB); a full buffer is
 // handed to a goroutine that sorts it and writes it to a temporary file as
 // a run, while the workers fill a second buffer. At the end the runs are
-// merged (one 16 KiB read buffer per run) and equal fingerprints are
-// duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run, that is
-// 16 KiB per half a million URLs (a billion URLs: 32 MiB + 32 MiB), and disk
+// merged (one 16 KiB block read at a time per run and per core: the merge
+// is split among the cores by fingerprint range) and equal fingerprints are
+// duplicates. Memory is two buffers (32 MiB) plus 16 KiB per run and core,
+// that is 16 KiB per half a million URLs and core (a billion URLs on two
+// cores: 32 MiB + 64 MiB), and disk
 // is 28 bytes per URL. With 128 bits a collision is negligible at any set
 // size (about 1e-21 for a billion URLs), so the files are not read a second
 // time to confirm the duplicates.
@@ -170,13 +171,13 @@ func (d *dupes) text(rs ...record) string {
 
 // groups merges the fingerprints and calls fn with each set of records
 // sharing one (at most maxGroup of them; extra is the count left out),
-// single URLs included.
-func (d *dupes) groups(fn func(g []record, extra int)) error {
+// single URLs too when singles is set.
+func (d *dupes) groups(singles bool, fn func(g []record, extra int)) error {
 	d.mu.Lock()
 	buf := d.buf
 	d.buf = nil
 	d.mu.Unlock()
-	return d.spill.groups(buf, fn)
+	return d.spill.groups(buf, singles, fn)
 }
 
 func (d *dupes) close() {
@@ -202,36 +203,86 @@ func byHash(a, b record) int {
 	return 0
 }
 
-// sortRecords sorts rs by fingerprint: an in-place radix pass (American
-// flag sort) on the top bits of h into buckets of about 256 records, then
-// each bucket by comparison, the buckets split among parts goroutines.
+// sortRecords sorts rs by fingerprint: in-place radix passes (American
+// flag sort) of at most 8 bits on the top bits of h, most significant
+// first, until the buckets hold about 32 records, then each bucket by
+// insertion (by comparison past smallBucket records: a bucket of repeats).
+// A pass of 256 buckets keeps its 256 write positions in the cache, where
+// one pass of 2^14 buckets missed it on nearly every record. After the
+// first pass the buckets are split among parts goroutines.
 func sortRecords(rs []record) { sortRecordsParts(rs, 1) }
 
+// smallBucket is the most records of a bucket sorted by insertion.
+const smallBucket = 96
+
 func sortRecordsParts(rs []record, parts int) {
-	bits := 0
-	for len(rs)>>bits > 256 && bits < 16 {
-		bits++
-	}
-	if bits < 4 {
-		slices.SortFunc(rs, byHash)
+	if len(rs) <= 4*32 {
+		sortBucket(rs)
 		return
 	}
-	shift := 64 - bits
-	count := make([]int, 1<<bits)
-	for i := range rs {
-		count[rs[i].h>>shift]++
+	const shift = 64 - 8
+	ends := flagPass(rs, shift, 8)
+	// Part k sorts the buckets that end in its share of rs.
+	var wg sync.WaitGroup
+	from := 0
+	for k := 1; k <= parts && from < len(ends); k++ {
+		to := len(ends) - 1
+		if k < parts {
+			to = min(max(from, sort.SearchInts(ends[:], len(rs)*k/parts)), to)
+		}
+		buckets := ends[from : to+1]
+		start := 0
+		if from > 0 {
+			start = ends[from-1]
+		}
+		wg.Go(func() {
+			for _, end := range buckets {
+				sortRadix(rs[start:end], shift)
+				start = end
+			}
+		})
+		from = to + 1
 	}
-	next := make([]int, 1<<bits)
+	wg.Wait()
+}
+
+// sortRadix sorts rs, whose fingerprints share their bits above shift.
+func sortRadix(rs []record, shift uint) {
+	if len(rs) <= 32 || shift == 0 {
+		sortBucket(rs)
+		return
+	}
+	bits := uint(1)
+	for len(rs)>>bits > 32 && bits < 8 && bits < shift {
+		bits++
+	}
+	shift -= bits
+	ends := flagPass(rs, shift, bits)
+	start := 0
+	for _, end := range ends[:1<<bits] {
+		sortRadix(rs[start:end], shift)
+		start = end
+	}
+}
+
+// flagPass moves each record of rs to the bucket of its bits
+// h>>shift&(1<<bits-1), in place, and returns the buckets' ends.
+func flagPass(rs []record, shift, bits uint) (ends [256]int) {
+	mask := uint64(1)<<bits - 1
+	var next [256]int
+	for i := range rs {
+		ends[rs[i].h>>shift&mask]++
+	}
 	sum := 0
-	for b, n := range count {
+	for b, n := range ends[:1<<bits] {
 		next[b] = sum
 		sum += n
-		count[b] = sum // the bucket's end
+		ends[b] = sum
 	}
-	for b := range count {
-		for next[b] < count[b] {
+	for b := range 1 << bits {
+		for next[b] < ends[b] {
 			r := rs[next[b]]
-			for d := int(r.h >> shift); d != b; d = int(r.h >> shift) {
+			for d := int(r.h >> shift & mask); d != b; d = int(r.h >> shift & mask) {
 				rs[next[d]], r = r, rs[next[d]]
 				next[d]++
 			}
@@ -239,29 +290,24 @@ func sortRecordsParts(rs []record, parts int) {
 			next[b]++
 		}
 	}
-	// count holds the buckets' ends: part k sorts the buckets that end
-	// in its share of rs.
-	var wg sync.WaitGroup
-	from := 0
-	for k := 1; k <= parts && from < len(count); k++ {
-		to := len(count) - 1
-		if k < parts {
-			to = min(max(from, sort.SearchInts(count, len(rs)*k/parts)), to)
-		}
-		buckets := count[from : to+1]
-		start := 0
-		if from > 0 {
-			start = count[from-1]
-		}
-		wg.Go(func() {
-			for _, end := range buckets {
-				slices.SortFunc(rs[start:end], byHash)
-				start = end
-			}
-		})
-		from = to + 1
+	return ends
+}
+
+// sortBucket sorts a bucket of the radix pass: by insertion when it is
+// small, as the uniform fingerprints make nearly all of them.
+func sortBucket(rs []record) {
+	if len(rs) > smallBucket {
+		slices.SortFunc(rs, byHash)
+		return
 	}
-	wg.Wait()
+	for i := 1; i < len(rs); i++ {
+		r := rs[i]
+		j := i
+		for ; j > 0 && (rs[j-1].h > r.h || rs[j-1].h == r.h && rs[j-1].h2 > r.h2); j-- {
+			rs[j] = rs[j-1]
+		}
+		rs[j] = r
+	}
 }
 
 // spill is the spill and merge of the records, on internal/runs: full
@@ -315,32 +361,48 @@ func putRecord(b []byte, r record) {
 	binary.LittleEndian.PutUint32(b[24:], r.ord)
 }
 
-// cursor reads one sorted run, or the in-memory rest.
+// cursor reads one sorted run, or the in-memory rest. A run is read a
+// block of whole records at a time (one read, no copy per record).
 type cursor struct {
 	cur  record
-	r    *bufio.Reader
+	r    io.Reader
+	blk  []byte // the block read; blk[off:] not yet decoded
+	off  int    // in blk, or in mem for the records in memory
 	mem  []record
 	done bool
 }
 
+// cursorBlock is the bytes a cursor reads at a time: whole records.
+const cursorBlock = 16 << 10 / recordSize * recordSize
+
 func (c *cursor) next() error {
 	if c.r == nil {
-		if len(c.mem) == 0 {
-			c.done = true
-			return nil
+		c.done = c.off == len(c.mem)
+		if !c.done {
+			c.cur = c.mem[c.off]
+			c.off++
 		}
-		c.cur, c.mem = c.mem[0], c.mem[1:]
 		return nil
 	}
-	var b [recordSize]byte
-	if _, err := io.ReadFull(c.r, b[:]); err != nil {
-		if errors.Is(err, io.EOF) {
+	if c.off+recordSize > len(c.blk) {
+		if c.blk == nil {
+			c.blk = make([]byte, cursorBlock)
+		}
+		n, err := io.ReadFull(c.r, c.blk[:cursorBlock])
+		switch {
+		case n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF):
 			c.done = true
 			return nil
+		case n%recordSize != 0:
+			return fmt.Errorf("a run ends inside a record: %w", io.ErrUnexpectedEOF)
+		case err != nil && err != io.ErrUnexpectedEOF:
+			return err
 		}
-		return err
+		c.blk, c.off = c.blk[:n], 0
 	}
-	c.cur = record{binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:]),
+	b := c.blk[c.off : c.off+recordSize]
+	c.off += recordSize
+	c.cur = record{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]),
 		binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[20:]), binary.LittleEndian.Uint32(b[24:])}
 	return nil
 }
@@ -350,8 +412,17 @@ const maxGroup = 4096
 
 // groups merges every run with the records still in memory (rest) and
 // calls fn with each set of records sharing a fingerprint (at most maxGroup
-// of them; extra is the count left out). It closes the runs.
-func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
+// of them; extra is the count left out), in fingerprint order; single URLs
+// only when singles is set. It closes the runs.
+//
+// The merge is split by fingerprint among s.parts goroutines: part k
+// merges, from every run, the records whose h falls in its k-th of the
+// range (found by a binary search in each run), so that a group is never
+// split. Part 0 calls fn as it goes; the other parts hand their groups
+// over a short channel and fn takes them, part after part, once part 0 is
+// done: the order is the order of one merge, and a part waits, without
+// spinning, only when its channel is full (many duplicates, or singles).
+func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra int)) error {
 	defer s.close()
 	if err := s.stop(); err != nil {
 		return err
@@ -359,17 +430,101 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 	// The records still in memory are sorted by all cores, merged below
 	// with the runs: this sort is on the critical path at the end.
 	sortRecordsParts(rest, s.parts)
-	if len(s.sp.Runs()) == 0 {
+	segs := s.sp.Runs()
+	if len(segs) == 0 {
 		return groupsOf(rest, fn) // no run spilled: no merge
 	}
-	cs := []*cursor{{mem: rest}}
-	for _, seg := range s.sp.Runs() {
-		cs = append(cs, &cursor{r: bufio.NewReaderSize(s.sp.Open(seg), 16<<10)})
+	parts := max(s.parts, 1)
+	// bounds[k] is where part k starts in rest and in each run (in records).
+	bounds := make([][]int64, parts+1)
+	readers := make([]*io.SectionReader, len(segs))
+	for i, seg := range segs {
+		readers[i] = s.sp.Open(seg)
 	}
+	for k := range bounds {
+		from := ^uint64(0)/uint64(parts)*uint64(k) + uint64(k) // k/parts of the range
+		b := make([]int64, 1+len(segs))
+		if k == parts {
+			b[0] = int64(len(rest))
+		} else {
+			b[0] = int64(sort.Search(len(rest), func(i int) bool { return rest[i].h >= from }))
+		}
+		for i, r := range readers {
+			switch k {
+			case 0:
+			case parts:
+				b[1+i] = r.Size() / recordSize
+			default:
+				n, err := runStart(r, from)
+				if err != nil {
+					return fmt.Errorf("duplicate check: %w", err)
+				}
+				b[1+i] = n
+			}
+		}
+		bounds[k] = b
+	}
+	cursorsOf := func(k int) []*cursor {
+		lo, hi := bounds[k], bounds[k+1]
+		cs := []*cursor{{mem: rest[lo[0]:hi[0]]}}
+		for i, r := range readers {
+			cs = append(cs, &cursor{r: io.NewSectionReader(r, lo[1+i]*recordSize, (hi[1+i]-lo[1+i])*recordSize)})
+		}
+		return cs
+	}
+	type group struct {
+		g     []record
+		extra int
+	}
+	chans := make([]chan group, parts)
+	errs := make([]error, parts)
+	for k := 1; k < parts; k++ {
+		chans[k] = make(chan group, 64)
+		go func() {
+			defer close(chans[k])
+			errs[k] = merge(cursorsOf(k), func(g []record, extra int) {
+				if singles || len(g) > 1 || extra > 0 {
+					chans[k] <- group{slices.Clone(g), extra}
+				}
+			})
+		}()
+	}
+	errs[0] = merge(cursorsOf(0), fn)
+	for k := 1; k < parts; k++ {
+		for g := range chans[k] {
+			if errs[0] == nil {
+				fn(g.g, g.extra)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("duplicate check: %w", err)
+	}
+	return nil
+}
+
+// runStart returns the index of the first record of the sorted run r whose
+// h is at least from (the run's length past its end).
+func runStart(r *io.SectionReader, from uint64) (int64, error) {
+	var b [8]byte
+	var err error
+	i := sort.Search(int(r.Size()/recordSize), func(i int) bool {
+		if _, e := r.ReadAt(b[:], int64(i)*recordSize); e != nil {
+			err = e
+			return true
+		}
+		return binary.LittleEndian.Uint64(b[:]) >= from
+	})
+	return int64(i), err
+}
+
+// merge merges the sorted cursors cs and calls fn with each set of records
+// sharing a fingerprint, as groups does.
+func merge(cs []*cursor, fn func(g []record, extra int)) error {
 	var live []*cursor
 	for _, c := range cs {
 		if err := c.next(); err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
+			return err
 		}
 		if !c.done {
 			live = append(live, c)
@@ -396,7 +551,7 @@ func (s *spill) groups(rest []record, fn func(g []record, extra int)) error {
 			extra++
 		}
 		if err := c.next(); err != nil {
-			return fmt.Errorf("duplicate check: %w", err)
+			return err
 		}
 		if c.done {
 			h.Pop()

@@ -67,3 +67,64 @@ func BenchmarkSortRecords(b *testing.B) {
 		})
 	}
 }
+
+// TestGroupsParts: the merge split among parts goroutines gives the groups
+// of one merge, in fingerprint order, over runs of many duplicates (more
+// than a part's channel holds) and a group past maxGroup.
+func TestGroupsParts(t *testing.T) {
+	type grp struct {
+		h, h2      uint64
+		n          int
+		sum, sumSq uint64 // of the records' ordinals, when all are there
+	}
+	key := func(g []record, extra int) grp {
+		k := grp{h: g[0].h, h2: g[0].h2, n: len(g) + extra}
+		for _, r := range g {
+			if extra == 0 {
+				k.sum, k.sumSq = k.sum+uint64(r.ord), k.sumSq+uint64(r.ord)*uint64(r.ord)
+			}
+		}
+		return k
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []record
+	for i := range 30050 { // 30 runs and a rest in memory
+		r := record{h: rng.Uint64(), h2: rng.Uint64(), ord: uint32(i)}
+		switch {
+		case i%7 == 3:
+			d := all[rng.IntN(len(all))]
+			r.h, r.h2 = d.h, d.h2
+		case i%5 == 1:
+			r.h, r.h2 = 1<<63+12345, 99 // one URL many times, past maxGroup
+		}
+		all = append(all, r)
+	}
+	sorted := slices.Clone(all)
+	slices.SortStableFunc(sorted, byHash)
+	var want []grp
+	groupsOf(sorted, func(g []record, extra int) { want = append(want, key(g, extra)) })
+	for _, parts := range []int{1, 2, 3} {
+		for _, singles := range []bool{false, true} {
+			s := newSpill(t.TempDir(), 1000, parts)
+			var buf []record
+			for i := 0; i < len(all); i += 50 {
+				buf = s.add(buf, all[i:i+50])
+			}
+			var got []grp
+			if err := s.groups(buf, singles, func(g []record, extra int) {
+				if singles || len(g) > 1 || extra > 0 {
+					got = append(got, key(g, extra))
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			w := want
+			if !singles {
+				w = slices.DeleteFunc(slices.Clone(want), func(g grp) bool { return g.n < 2 })
+			}
+			if !slices.Equal(got, w) {
+				t.Fatalf("%d parts, singles %v: %d groups, want %d", parts, singles, len(got), len(w))
+			}
+		}
+	}
+}

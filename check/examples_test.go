@@ -53,6 +53,23 @@ func TestExamplesCovered(t *testing.T) {
 	}
 }
 
+// exampleFiles returns the bytes of every file in testdata/examples.
+func exampleFiles(tb testing.TB) [][]byte {
+	ents, err := os.ReadDir("testdata/examples")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var files [][]byte
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, b)
+	}
+	return files
+}
+
 func gz(t testing.TB, data []byte) []byte {
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)

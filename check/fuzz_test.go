@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +40,7 @@ func checkAlone(t *testing.T, name string, data []byte) *Report {
 // FuzzSet feeds arbitrary bytes to the validator as a root file: it must
 // never panic, and its report must add up.
 func FuzzSet(f *testing.F) {
-	ents, _ := os.ReadDir("testdata/examples")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("testdata/examples", e.Name()))
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range exampleFiles(f) {
 		f.Add(b)
 	}
 	f.Add([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/</loc></url><url><loc>https://A.example:443/</loc></url></urlset>`))

@@ -69,6 +69,10 @@ type parser struct {
 	encoding string // HTTP Content-Encoding of the body: "gzip" or ""
 
 	tooLarge bool // reading stopped at MaxFileBytes
+
+	general bool   // no fast path (Options.general)
+	locBuf  []byte // the fast path's decoded loc
+	fast    int64  // entries the fast path took
 }
 
 type binding struct{ prefix, uri string }
@@ -164,6 +168,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	t := p.t
 	defer t.Close()
 	for {
+		if p.fastEntries() {
+			if p.fastURLs(ctx); ctx.Err() != nil {
+				return cr.n
+			}
+		}
 		if p.tokens++; p.tokens&4095 == 0 && ctx.Err() != nil {
 			return cr.n
 		}
@@ -669,20 +678,26 @@ func (p *parser) checkLoc(enc *encode.Encoder, s []byte, line int, fingerprint b
 		}
 	}
 	if fingerprint {
-		var domain uint64
-		if p.news {
-			// A news sitemap repeats articles the regular sitemaps list:
-			// its URLs are duplicates only of each other.
-			domain = newsDomain
-		}
-		h, h2 := p.c.dupes.hash(out, domain)
-		p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
-		if len(p.batch.recs) == batchLen {
-			p.c.dupes.add(&p.batch)
-			p.batch.reset()
-		}
+		p.fingerprint(out, s, line)
 	}
 	return true
+}
+
+// fingerprint files the URL s of this line, out as the encoder wrote it,
+// for the duplicate check.
+func (p *parser) fingerprint(out, s []byte, line int) {
+	var domain uint64
+	if p.news {
+		// A news sitemap repeats articles the regular sitemaps list:
+		// its URLs are duplicates only of each other.
+		domain = newsDomain
+	}
+	h, h2 := p.c.dupes.hash(out, domain)
+	p.batch.add(record{h: h, h2: h2, file: p.file, line: uint32(line), ord: p.ord}, s)
+	if len(p.batch.recs) == batchLen {
+		p.c.dupes.add(&p.batch)
+		p.batch.reset()
+	}
 }
 
 // relativeLoc is the message of a relative loc, whatever its length.

@@ -237,7 +237,7 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Unlock()
 
 	p := &parser{c: c, name: t.name, file: num, enc: encode.NewEncoder(sc, nil), rawEnc: encode.NewEncoder(nil, nil),
-		encoding: encoding}
+		encoding: encoding, general: c.opt.general}
 	size := p.parse(c.ctx, rc)
 	c.dupes.add(&p.batch)
 
@@ -497,7 +497,7 @@ func (c *checker) duplicates() error {
 	// any, every URL is handed over here, by its fingerprint.
 	pages := c.hasLinks.Load()
 	var herr error
-	err := c.dupes.groups(func(g []record, extra int) {
+	err := c.dupes.groups(pages, func(g []record, extra int) {
 		if pages && herr == nil {
 			h, h2 := g[0].h, g[0].h2
 			if c.news[g[0].file] {

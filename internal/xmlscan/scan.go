@@ -161,6 +161,35 @@ func (t *Tokenizer) Line() int {
 	return t.lineBase + l
 }
 
+// Buffered returns the unread bytes the scanner holds, reading more first
+// while it holds fewer than n and its window has room, so that a caller
+// that recognises the next tokens itself (check's fast path for the <url>
+// entries generate writes) can read them there and consume them with Skip.
+// It returns nil once the scanner has handed over to encoding/xml, and
+// while a token is in progress (a pending end tag, a comment in pieces).
+// The bytes stay valid until the next call of Next, Buffered or Skip.
+func (t *Tokenizer) Buffered(n int) []byte {
+	s := t.sc
+	if s == nil || s.needClose || s.cont != contNone {
+		return nil
+	}
+	for s.end-s.pos < n && !s.eof && s.err == nil {
+		before := s.end - s.pos
+		if !s.fill() || s.end-s.pos == before {
+			break // the window is full, or the reader gave nothing this time
+		}
+	}
+	return s.buf[s.pos:s.end]
+}
+
+// Skip consumes the first n bytes of what Buffered returned, holding lines
+// newlines: whole, well-formed tokens the caller has read itself. The next
+// token starts after them, and Line counts them.
+func (t *Tokenizer) Skip(n, lines int) {
+	t.sc.pos += n
+	t.sc.line += lines
+}
+
 // fast reports whether the scanner is still reading (for tests).
 func (t *Tokenizer) fast() bool { return t.sc != nil }
 
@@ -648,11 +677,8 @@ func (s *scanner) cdata(b []byte) (Kind, int, int, status) {
 			}
 			i++
 		case c == '\r':
-			s.tmp = append(s.tmp, raw[from:i]...)
-			s.tmp = append(s.tmp, '\n')
-			copying = true
-			i++
-			from = i
+			from, copying = s.cr(raw, from, i), true
+			i = from
 		case c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(raw[i:])
 			if (r == utf8.RuneError && size == 1) || !isInCharacterRange(r) {
@@ -682,6 +708,13 @@ var textClass = func() (t [256]uint8) {
 	}
 	return t
 }()
+
+// cr appends b[from:i] and a LF for the CR at b[i] to s.tmp (XML reads a
+// CR, or a CRLF, as a LF) and returns where the bytes to copy go on.
+func (s *scanner) cr(b []byte, from, i int) int {
+	s.tmp = append(append(s.tmp, b[from:i]...), '\n')
+	return i + 1
+}
 
 // text reads character data from b[i:]: up to a '<' (quote 0, not
 // consumed) or up to the quote byte (consumed). It returns the decoded text,
@@ -725,11 +758,8 @@ func (s *scanner) text(b []byte, i int, quote byte) ([]byte, int, int, status) {
 			i++
 			continue
 		case c == '\r':
-			s.tmp = append(s.tmp, b[from:i]...)
-			s.tmp = append(s.tmp, '\n')
-			copying = true
-			i++
-			from = i
+			from, copying = s.cr(b, from, i), true
+			i = from
 			continue
 		case c == '&':
 			r, n, st := entityAt(b[i:])

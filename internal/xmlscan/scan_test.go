@@ -59,7 +59,7 @@ func rawTokens(data []byte, fast bool, chunk, window int) (toks []string, fellBa
 	}
 	var r io.Reader = bytes.NewReader(data)
 	if chunk > 0 {
-		r = &chunkReader{data: data, n: chunk}
+		r = xmltest.Chunks(data, chunk)
 	}
 	if !fast {
 		d := xml.NewDecoder(r)
@@ -131,21 +131,6 @@ func errString(err error, lineBase int) string {
 		return fmt.Sprintf("syntax error at line %d: %s", lineBase+se.Line, se.Msg)
 	}
 	return "error: " + err.Error()
-}
-
-// chunkReader returns at most n bytes per Read.
-type chunkReader struct {
-	data []byte
-	n    int
-}
-
-func (c *chunkReader) Read(p []byte) (int, error) {
-	if len(c.data) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p[:min(len(p), c.n)], c.data)
-	c.data = c.data[n:]
-	return n, nil
 }
 
 // agree checks that the tokenizer gives exactly encoding/xml's tokens,

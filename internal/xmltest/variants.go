@@ -2,6 +2,7 @@ package xmltest
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -110,4 +111,22 @@ func Variants(base []byte, seed uint64, n int) [][]byte {
 		}
 	}
 	return out
+}
+
+// Chunks returns a reader of data that returns at most n bytes per Read,
+// so that a reader's buffer boundaries fall anywhere in a document.
+func Chunks(data []byte, n int) io.Reader { return &chunkReader{data: data, n: n} }
+
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.n)], c.data)
+	c.data = c.data[n:]
+	return n, nil
 }
