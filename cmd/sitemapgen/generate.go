@@ -140,7 +140,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.indexNowKeyLocation, "indexnow-key-location", "", "URL of the key file when it is not KEY.txt at the host's root; the scope must lie under its folder")
 	fs.BoolVar(&f.indexNowAll, "indexnow-all", false, "on a first run (no previous generation), post every URL")
 	fs.IntVar(&f.indexNowMax, "indexnow-max-urls", 200000, "the most URLs IndexNow reads back from the changed sitemaps and sends; a larger change is not sent")
-	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
+	names := [input.CoreColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
 	}
