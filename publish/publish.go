@@ -463,6 +463,10 @@ func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
 	return f, true
 }
 
+// Published returns the manifest of the set published before this
+// publish, nil when there is none.
+func (t *Tx) Published() *Manifest { return t.prev }
+
 // Transfers reports the files written so far and those skipped because
 // the store already held their bytes, with the names of the skipped.
 func (t *Tx) Transfers() (uploaded, skipped Transfer, skippedNames []string) {
