@@ -64,8 +64,8 @@ var (
 	ErrGroupVanished = errors.New("a published group is not in the input")
 )
 
-// GroupName maps a group value to the name its files carry: ASCII white
-// space around it is trimmed and ASCII letters are lower-cased; what is
+// GroupName maps a group value to the name its files carry: white space
+// around it is trimmed and ASCII letters are lower-cased; what is
 // left must be 1..MaxGroupName ASCII letters, digits, '-', '_' or '.',
 // starting with a letter or a digit. An empty value is encode.GroupEmpty,
 // any other that does not map is encode.GroupUnnameable. Lower-casing is
@@ -73,12 +73,7 @@ var (
 // values that map to one name ("Shop", "shop") fail the run
 // (ErrGroupCollision), they are never merged.
 func GroupName(dst, value []byte) ([]byte, encode.Reason) {
-	for len(value) > 0 && isSpace(value[0]) {
-		value = value[1:]
-	}
-	for len(value) > 0 && isSpace(value[len(value)-1]) {
-		value = value[:len(value)-1]
-	}
+	value = bytes.TrimSpace(value)
 	switch {
 	case len(value) == 0:
 		return dst, encode.GroupEmpty
@@ -98,8 +93,6 @@ func GroupName(dst, value []byte) ([]byte, encode.Reason) {
 	}
 	return dst, encode.OK
 }
-
-func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
@@ -235,7 +228,7 @@ func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, 
 			return nil, nil, r, nil
 		}
 		var err error
-		if s, err = g.gs.lookup(g.name, value); err != nil {
+		if s, err = g.gs.lookup(g.name, bytes.TrimSpace(value)); err != nil {
 			return nil, nil, 0, err
 		}
 		g.cache[string(value)] = s

@@ -3,14 +3,18 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -148,5 +152,181 @@ func checkGroupReport(t *testing.T, rep *Report, rejects string) {
 	if !strings.HasPrefix(rejects, "source,row,reason,value,group\n") || !strings.Contains(rejects, ",out_of_scope,https://elsewhere.example/9,products\n") ||
 		!strings.Contains(rejects, ",group_unnameable,"+testBase+"bad/8,\n") {
 		t.Errorf("rejects:\n%s", rejects)
+	}
+}
+
+// TestGroupsErrors: a run that cannot name its groups fails before
+// publishing anything.
+func TestGroupsErrors(t *testing.T) {
+	rows, _ := sectionRows()
+	for _, tc := range []struct {
+		name string
+		rows []string
+		edit func(*Config)
+		want error
+	}{
+		{"too many groups", rows, func(c *Config) { c.Group.Max = 2 }, ErrTooManyGroups},
+		{"two values one name", []string{testBase + "a,,Shop", testBase + "b,,shop"}, nil, ErrGroupCollision},
+		{"no group column", rows, func(c *Config) { c.Columns[input.Group] = "kind" }, input.ErrNoColumn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, _, err := groupRun(t, groupCSV(t, tc.rows), dir, 10485760, tc.edit)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v; want %v", err, tc.want)
+			}
+			if files := xmltest.Snapshot(t, dir); len(files) != 0 {
+				t.Errorf("a failed run left %d files", len(files))
+			}
+		})
+	}
+}
+
+// TestDefaultGroup: rows of no group go to --default-group's set.
+func TestDefaultGroup(t *testing.T) {
+	rows, _ := sectionRows()
+	dir := t.TempDir()
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Group.Default = "misc" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := xmltest.ReadSet(t, dir, testBase, "sm-misc.xml", "sm-misc-robots.txt")
+	if len(set.Shards) != 1 || len(set.Shards[0].URLs) != 6 || rep.Rejected.ByReason["group_empty"] != 0 || rep.Rejected.ByReason["group_unnameable"] != 6 {
+		t.Errorf("misc: %d shards; rejected %v", len(set.Shards), rep.Rejected.ByReason)
+	}
+}
+
+// twoNights publishes sectionRows into a folder and returns it with the
+// rows by section.
+func twoNights(t *testing.T) (dir string, bySection map[string][]string) {
+	t.Helper()
+	rows, bySection := sectionRows()
+	dir = t.TempDir()
+	if _, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bySection
+}
+
+// nightRows joins the sections' rows, one changed by edit.
+func nightRows(bySection map[string][]string, section string, edit func([]string) []string) []string {
+	var rows []string
+	for _, s := range slices.Sorted(maps.Keys(bySection)) {
+		r := bySection[s]
+		if s == section {
+			r = edit(slices.Clone(r))
+		}
+		rows = append(rows, r...)
+	}
+	return rows
+}
+
+// TestGroupsSecondNight: a night that changes one group's rows uploads only
+// that group's changed sitemaps; the others' are skipped.
+func TestGroupsSecondNight(t *testing.T) {
+	dir, bySection := twoNights(t)
+	rows := nightRows(bySection, "blog", func(r []string) []string {
+		r[10] = strings.Replace(r[10], "2024-06-01", "2024-07-01", 1)
+		return r
+	})
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Now = testNow.Add(24 * time.Hour) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		changed := g.ShardsNew + g.ShardsRemoved
+		if g.Group == "blog" && changed == 0 || g.Group != "blog" && changed != 0 || !g.Published {
+			t.Errorf("group %s: %d new, %d removed, %d unchanged", g.Group, g.ShardsNew, g.ShardsRemoved, g.ShardsUnchanged)
+		}
+		if g.Group == "blog" && rep.Uploaded.Shards != g.ShardsNew {
+			t.Errorf("uploaded %d shards; blog has %d new", rep.Uploaded.Shards, g.ShardsNew)
+		}
+	}
+}
+
+// TestGroupVanished: a published group missing from the input is a shrink
+// of 100%, refused with nothing changed unless forced; forced, its set is
+// left as it was.
+func TestGroupVanished(t *testing.T) {
+	dir, bySection := twoNights(t)
+	before := xmltest.Snapshot(t, dir)
+	delete(bySection, "help")
+	in := groupCSV(t, nightRows(bySection, "", nil))
+	later := func(c *Config) { c.Now = testNow.Add(24 * time.Hour) }
+	if _, _, err := groupRun(t, in, dir, 10485760, later); !errors.Is(err, ErrGroupVanished) {
+		t.Fatalf("error %v; want ErrGroupVanished", err)
+	}
+	if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Fatal("a refused run changed the folder")
+	}
+	rep, _, err := groupRun(t, in, dir, 10485760, func(c *Config) { later(c); c.Force = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := xmltest.Snapshot(t, dir)
+	for name, data := range before {
+		if strings.HasPrefix(name, "sm-help") && !bytes.Equal(after[name], data) {
+			t.Errorf("%s of the vanished group changed", name)
+		}
+	}
+	if len(rep.Groups) != 3 || !rep.Groups[1].Vanished || rep.Groups[1].Group != "help" {
+		t.Errorf("groups %+v", rep.Groups)
+	}
+}
+
+// TestGroupsShrink: --max-shrink holds per group.
+func TestGroupsShrink(t *testing.T) {
+	dir, bySection := twoNights(t)
+	rows := nightRows(bySection, "products", func(r []string) []string { return r[:len(r)/3] })
+	_, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.MaxShrink = 0.5 })
+	if !errors.Is(err, publish.ErrShrink) || !strings.Contains(err.Error(), `group "products"`) {
+		t.Fatalf("error %v; want a shrink of group products", err)
+	}
+}
+
+// TestGroupsFailMidPublish: a failure at any write of the second night,
+// the switch phase included (after other groups' roots were switched),
+// leaves every group's previous set in place, byte for byte.
+func TestGroupsFailMidPublish(t *testing.T) {
+	dir, bySection := twoNights(t)
+	before := xmltest.Snapshot(t, dir)
+	rows := nightRows(bySection, "blog", func(r []string) []string { return append(r, testBase+"blog/new,,blog") })
+	rows = nightRows(map[string][]string{"a": rows}, "a", func(r []string) []string {
+		return append(r, testBase+"p/new,,products", testBase+"h/new,, Help ")
+	})
+	in := groupCSV(t, rows)
+	// Count the night's writes on a copy of the folder.
+	scratch := t.TempDir()
+	if err := os.CopyFS(scratch, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	counter := &failingSink{n: 1 << 30}
+	if counter.Store, _ = sink.NewLocal(scratch); counter.Store == nil {
+		t.Fatal("no sink")
+	}
+	night := func(store sink.Store) func(*Config) {
+		return func(c *Config) { c.Sink, c.Now = store, testNow.Add(24*time.Hour) }
+	}
+	if _, _, err := groupRun(t, in, scratch, 10485760, night(counter)); err != nil {
+		t.Fatal(err)
+	}
+	puts := 1<<30 - counter.n
+	// The last 3 groups x (manifest, root) are the switch, robots follow.
+	switchAt := puts - 3*3 + 1
+	for _, at := range []int{1, switchAt - 1, switchAt, switchAt + 1, switchAt + 2, switchAt + 3, switchAt + 5} {
+		t.Run(fmt.Sprint("put", at), func(t *testing.T) {
+			local, _ := sink.NewLocal(dir)
+			fs := &failingSink{Store: local, n: at}
+			rep, _, err := groupRun(t, in, dir, 10485760, night(fs))
+			if !errors.Is(err, errInjected) {
+				t.Fatalf("error %v; want the injected one", err)
+			}
+			if rep.Published {
+				t.Error("report says published")
+			}
+			if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+				t.Fatalf("the folder changed: %d files before, %d after", len(before), len(after))
+			}
+		})
 	}
 }
