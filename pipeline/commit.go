@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -59,39 +62,64 @@ func (r *run) publishGroups(ctx context.Context) error {
 	defer r.reportGroups(sets)
 	var ready []*set
 	for _, s := range sets {
-		if s.urls == 0 {
-			if err := r.noURLs(s); err != nil {
-				return err
-			}
-			continue
+		if s.urls > 0 {
+			ready = append(ready, s)
+		} else if err := r.noURLs(s); err != nil {
+			return err
 		}
+	}
+	err := r.eachSet(ctx, ready, func(s *set) error {
 		var rejected int64
 		for _, n := range s.reasons {
 			rejected += n
 		}
-		res, err := s.tx.Prepare(ctx, r.publishSet(s, s.rows, s.urls, rejected))
-		s.res = res
-		if err != nil {
-			return fmt.Errorf("group %q: %w", s.group, err)
-		}
-		ready = append(ready, s)
+		var err error
+		s.res, err = s.tx.Prepare(ctx, r.publishSet(s, s.rows, s.urls, rejected))
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	for i, s := range ready {
-		if err := s.tx.Switch(ctx); err != nil {
-			return r.unswitch(ctx, ready[:i], fmt.Errorf("group %q: %w", s.group, err))
+	// The switch: every manifest, one sync per destination, every root.
+	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutManifest(ctx) }); err != nil {
+		return err
+	}
+	for _, d := range r.openDestinations() {
+		if err := d.Sync(); err != nil {
+			return err
 		}
 	}
+	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutRoot(ctx) }); err != nil {
+		return r.unswitch(ctx, ready, err)
+	}
+	return r.eachSet(context.WithoutCancel(ctx), ready, func(s *set) error { return s.tx.Finish(ctx) })
+}
+
+// eachSet calls do for every set, as many at once as the run uploads,
+// and returns the errors, each naming its group. All are called: a step
+// that failed for one set is not left half done for the others.
+func (r *run) eachSet(ctx context.Context, sets []*set, do func(*set) error) error {
+	var mu sync.Mutex
 	var errs []error
-	for _, s := range ready {
-		if err := s.tx.Finish(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("group %q: %w", s.group, err))
-		}
+	var g errgroup.Group
+	g.SetLimit(max(r.cfg.Uploads, 4))
+	for _, s := range sets {
+		g.Go(func() error {
+			if err := do(s); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("group %q: %w", s.group, err))
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	g.Wait()
 	return errors.Join(errs...)
 }
 
-// unswitch puts back the previous roots of the sets that switched before
-// err, and says what is live.
+// unswitch puts back the previous roots of the sets that switched (a set
+// that did not is left alone) when another failed with err, and says what
+// is live.
 func (r *run) unswitch(ctx context.Context, switched []*set, err error) error {
 	var stuck []string
 	for _, s := range switched {

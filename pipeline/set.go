@@ -176,15 +176,23 @@ func (r *run) destination(ctx context.Context, store sink.Store) (*publish.Desti
 	return e.d, e.err
 }
 
+// openDestinations returns the destinations opened.
+func (r *run) openDestinations() []*publish.Destination {
+	r.dests.mu.Lock()
+	defer r.dests.mu.Unlock()
+	var ds []*publish.Destination
+	for _, e := range r.dests.list {
+		if e.d != nil {
+			ds = append(ds, e.d)
+		}
+	}
+	return ds
+}
+
 // closeDestinations releases the locks of every destination opened.
 func (r *run) closeDestinations(ctx context.Context) {
-	r.dests.mu.Lock()
-	list := r.dests.list
-	r.dests.mu.Unlock()
-	for _, e := range list {
-		if e.d != nil {
-			e.d.Close(ctx)
-		}
+	for _, d := range r.openDestinations() {
+		d.Close(ctx)
 	}
 }
 

@@ -31,6 +31,9 @@ type Destination struct {
 	after  []string // the listing after the switch, shared by the prunes
 	listed bool
 	owned  []func(string) bool // the Owned of every set begun
+
+	synced  sync.Once
+	syncErr error
 }
 
 // OpenDestination takes the lock of store named after l (the lock of the
@@ -90,6 +93,22 @@ func (d *Destination) listAfter(ctx context.Context) ([]string, error) {
 	}
 	d.after, d.listed = names, true
 	return names, nil
+}
+
+// Sync makes the store's names durable, where the store can (sink.Syncer).
+func (d *Destination) Sync() error {
+	if s, ok := d.store.(sink.Syncer); ok {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", d.store, err)
+		}
+	}
+	return nil
+}
+
+// syncOnce is Sync, once: for the shards of every set.
+func (d *Destination) syncOnce() error {
+	d.synced.Do(func() { d.syncErr = d.Sync() })
+	return d.syncErr
 }
 
 func (d *Destination) begun(l Layout) {

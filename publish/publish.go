@@ -759,8 +759,15 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 			}
 		}
 	}
-	// The shards' names must be durable before an index names them.
-	if err := t.sync(); err != nil {
+	// The shards' names must be durable before an index names them (in a
+	// Destination, every set's shards are stored before the first Prepare:
+	// one sync does for all).
+	if t.dest == nil {
+		err = t.sync()
+	} else {
+		err = t.dest.syncOnce()
+	}
+	if err != nil {
 		return res, err
 	}
 	rootIx := indexes[len(indexes)-1]
@@ -805,8 +812,25 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	return res, nil
 }
 
-// Switch puts the prepared set in place: the manifest, then the root index.
+// Switch puts the prepared set in place: the manifest, then the root
+// index. It is PutManifest, a sync of the store, and PutRoot.
 func (t *Tx) Switch(ctx context.Context) error {
+	if err := t.PutManifest(ctx); err != nil {
+		return err
+	}
+	if err := t.sync(); err != nil {
+		return err
+	}
+	return t.PutRoot(ctx)
+}
+
+// PutManifest puts the prepared manifest in place, the first half of
+// Switch. The manifest goes in before the root: should the run die between
+// the two, the next run still knows the files of the published root (they
+// are the manifest's previous generation) and keeps them for the grace
+// period. The sets of a Destination put all their manifests, sync the
+// store once (Destination.Sync), then put all their roots.
+func (t *Tx) PutManifest(ctx context.Context) error {
 	p := t.ready
 	if p == nil || p.raw == nil {
 		return errors.New("publish: Switch before a successful Prepare")
@@ -814,18 +838,18 @@ func (t *Tx) Switch(ctx context.Context) error {
 	if err := t.confirm(ctx); err != nil {
 		return err
 	}
-	// The manifest goes in before the root: should the run die between the
-	// two, the next run still knows the files of the published root (they are
-	// the manifest's previous generation) and keeps them for the grace period.
 	if err := t.putFixed(ctx, t.layout.Manifest(), p.raw); err != nil {
 		return err
 	}
 	t.mu.Lock()
 	t.manifest = true
 	t.mu.Unlock()
-	if err := t.sync(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// PutRoot puts the prepared root index in place: the switch.
+func (t *Tx) PutRoot(ctx context.Context) error {
+	p := t.ready
 	if err := t.holding(); err != nil {
 		return err
 	}
