@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
@@ -229,7 +232,7 @@ func TestGroupsSecondNight(t *testing.T) {
 		r[10] = strings.Replace(r[10], "2024-06-01", "2024-07-01", 1)
 		return r
 	})
-	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Now = testNow.Add(24 * time.Hour) })
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +255,7 @@ func TestGroupVanished(t *testing.T) {
 	before := xmltest.Snapshot(t, dir)
 	delete(bySection, "help")
 	in := groupCSV(t, nightRows(bySection, "", nil))
-	later := func(c *Config) { c.Now = testNow.Add(24 * time.Hour) }
+	later := func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) }
 	if _, _, err := groupRun(t, in, dir, 10485760, later); !errors.Is(err, ErrGroupVanished) {
 		t.Fatalf("error %v; want ErrGroupVanished", err)
 	}
@@ -305,7 +308,7 @@ func TestGroupsFailMidPublish(t *testing.T) {
 		t.Fatal("no sink")
 	}
 	night := func(store sink.Store) func(*Config) {
-		return func(c *Config) { c.Sink, c.Now = store, testNow.Add(24*time.Hour) }
+		return func(c *Config) { c.Sink, c.Now = store, testNow.AddDate(0, 0, 1) }
 	}
 	if _, _, err := groupRun(t, in, scratch, 10485760, night(counter)); err != nil {
 		t.Fatal(err)
@@ -328,5 +331,42 @@ func TestGroupsFailMidPublish(t *testing.T) {
 				t.Fatalf("the folder changed: %d files before, %d after", len(before), len(after))
 			}
 		})
+	}
+}
+
+// TestGroupsColumnar: the group column of a Parquet or an Arrow file
+// gives the sets the same rows as CSV give.
+func TestGroupsColumnar(t *testing.T) {
+	rows, _ := sectionRows()
+	in := groupCSV(t, rows)
+	csvDir := t.TempDir()
+	if _, _, err := groupRun(t, in, csvDir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := xmltest.Snapshot(t, csvDir)
+
+	pq := writeFile(t, "in.parquet", nil)
+	writeParquetFromCSV(t, in, pq)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "lastmod", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "section", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for _, row := range rows {
+		for i, v := range strings.SplitN(row, ",", 3) {
+			if v == "" {
+				b.Field(i).AppendNull()
+			} else {
+				b.Field(i).(*array.StringBuilder).Append(v)
+			}
+		}
+	}
+	arrowPath := inputtest.WriteArrow(t, "in.arrow", []arrow.RecordBatch{b.NewRecordBatch()}, false)
+	for _, path := range []string{pq, arrowPath} {
+		dir := t.TempDir()
+		if _, _, err := groupRun(t, path, dir, 10485760, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := xmltest.Snapshot(t, dir); !maps.EqualFunc(got, want, bytes.Equal) {
+			t.Errorf("%s: the sets differ from the CSV's", path)
+		}
 	}
 }

@@ -145,3 +145,39 @@ func TestGroupsS3FailMidPublish(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateGroupsFolder: validate of a folder holding the sets of a
+// grouped run checks each; a group's files are not another's orphans, an
+// unlisted index of one group is that group's.
+func TestValidateGroupsFolder(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("loc,section\n")
+	for i := range 300 {
+		fmt.Fprintf(&in, "%s%d,%s\n", base, i, []string{"a", "a-b", "b"}[i%3]) // set "sitemap-a" beside "sitemap-a-b"
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "section", "--public-url", base, "--out", out,
+		"--max-urls", "10", "--index-fanout", "3", input); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := sitemapgen(t, "", "validate", out)
+	if code != 0 || strings.Count(stderr, "OK ") != 3 {
+		t.Fatalf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stray, err := os.ReadFile(filepath.Join(out, "sitemap-b-index-0001.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "sitemap-b-index-0099.xml"), stray, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = sitemapgen(t, "", "validate", out)
+	if code != 1 || strings.Count(stdout, "orphan_file") != 1 || !strings.Contains(stdout, "sitemap-b-index-0099.xml") || strings.Count(stderr, "OK ") != 2 {
+		t.Fatalf("validate with an orphan: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
