@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -223,4 +225,26 @@ func (r *run) reportGroups(sets []*set) {
 		rep.Groups = append(rep.Groups, g)
 	}
 	slices.SortFunc(rep.Groups, func(a, b GroupReport) int { return strings.Compare(a.Group, b.Group) })
+	r.warnIndexesPerHost()
+}
+
+// searchConsoleIndexes is how many sitemap index files Search Console
+// takes per site.
+const searchConsoleIndexes = 500
+
+// warnIndexesPerHost warns of a host whose groups' sets have more index
+// files, together, than Search Console takes for one site.
+func (r *run) warnIndexesPerHost() {
+	perHost := map[string]int{}
+	for _, g := range r.rep.Groups {
+		if u, err := url.Parse(g.PublicURL); err == nil {
+			perHost[u.Host] += g.Indexes
+		}
+	}
+	for _, host := range slices.Sorted(maps.Keys(perHost)) {
+		if n := perHost[host]; n > searchConsoleIndexes {
+			r.log.Warn("more sitemap index files on one host than Search Console takes per site: submit the robots lines, group more coarsely, or raise --index-fanout",
+				"host", host, "indexes", n, "limit", searchConsoleIndexes)
+		}
+	}
 }

@@ -67,7 +67,8 @@ var (
 // GroupName maps a group value to the name its files carry: white space
 // around it is trimmed and ASCII letters are lower-cased; what is
 // left must be 1..MaxGroupName ASCII letters, digits, '-', '_' or '.',
-// starting with a letter or a digit. An empty value is encode.GroupEmpty,
+// starting with a letter or a digit, and not end like an intermediate
+// index's name ("…index-0001", see publish.ValidStem). An empty value is encode.GroupEmpty,
 // any other that does not map is encode.GroupUnnameable. Lower-casing is
 // what keeps two groups apart on a file system that ignores case; two
 // values that map to one name ("Shop", "shop") fail the run
@@ -90,6 +91,10 @@ func GroupName(dst, value []byte) ([]byte, encode.Reason) {
 			return dst[:start], encode.GroupUnnameable
 		}
 		dst = append(dst, c)
+	}
+	if publish.ValidStem("x-"+string(dst[start:])) != nil {
+		// "…-index-0001": NAME-GROUP.xml would be an index of set NAME.
+		return dst[:start], encode.GroupUnnameable
 	}
 	return dst, encode.OK
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
@@ -369,4 +371,78 @@ func TestGroupsColumnar(t *testing.T) {
 			t.Errorf("%s: the sets differ from the CSV's", path)
 		}
 	}
+}
+
+// TestEncodeGroupedAllocs: finding each row's group, by a column or by
+// host, allocates nothing once the groups are known.
+func TestEncodeGroupedAllocs(t *testing.T) {
+	rows, _ := sectionRows()
+	for _, byHost := range []bool{false, true} {
+		cols := [input.NumColumns]string{input.Group: "section"}
+		if byHost {
+			cols = [input.NumColumns]string{}
+		}
+		sc := csvscan.NewScanner(strings.NewReader("loc,lastmod,section\n"+strings.Join(rows, "\n")+"\n"), "t.csv", input.Options{Columns: cols})
+		b := newBatch(1 << 20)
+		if err := sc.Fill(&b.Batch, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		snk, _ := sink.NewLocal(t.TempDir())
+		cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
+			MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{ByHost: byHost}}
+		r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
+		if err := r.begin(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		enc := r.newEncoder(cfg.PublicURL)
+		g := r.newGrouper(enc)
+		encode := func() {
+			b.Out, b.Ends, b.EntryGroup = b.Out[:0], b.Ends[:0], b.EntryGroup[:0]
+			b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
+			b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+			if err := encodeRows(enc, g, b, 1<<20, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		encode()
+		if groups := len(r.groups.all()); len(b.EntryGroup) != len(b.Ends) || groups != map[bool]int{false: 3, true: 2}[byHost] {
+			t.Fatalf("by host %v: %d groups, %d entries with a group of %d", byHost, groups, len(b.EntryGroup), len(b.Ends))
+		}
+		if allocs := testing.AllocsPerRun(20, encode); allocs != 0 {
+			t.Errorf("by host %v: %v allocations per batch of %d rows, want 0", byHost, allocs, b.Len())
+		}
+		r.closeDestinations(context.Background())
+	}
+}
+
+// FuzzGroupName: any value maps to a name that can follow "NAME-" in a
+// file name, is its own name, and is lower case; or to a reject reason.
+func FuzzGroupName(f *testing.F) {
+	for _, s := range []string{"products", " Help ", "", "a/b", "Shop", "x-index-0001", "www.example.com", "ü", "\x00", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		name, r := GroupName(nil, []byte(value))
+		switch {
+		case r == encode.GroupEmpty:
+			if strings.TrimSpace(value) != "" {
+				t.Fatalf("%q: empty", value)
+			}
+			return
+		case r != encode.OK:
+			if r != encode.GroupUnnameable || len(name) != 0 {
+				t.Fatalf("%q: %v, %q", value, r, name)
+			}
+			return
+		}
+		if len(name) == 0 || len(name) > MaxGroupName || strings.ToLower(string(name)) != string(name) {
+			t.Fatalf("%q: name %q", value, name)
+		}
+		if again, r := GroupName(nil, name); r != encode.OK || !bytes.Equal(again, name) {
+			t.Fatalf("%q: name %q names %q (%v)", value, name, again, r)
+		}
+		if err := publish.ValidStem("sitemap-" + string(name)); err != nil {
+			t.Fatalf("%q: name %q: %v", value, name, err)
+		}
+	})
 }
