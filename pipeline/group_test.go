@@ -447,3 +447,23 @@ func FuzzGroupName(f *testing.F) {
 		}
 	})
 }
+
+// TestGroupsOneLock: a grouped run takes the destination's lock, that of
+// set NAME, once for all its groups: it fails while another run holds it.
+func TestGroupsOneLock(t *testing.T) {
+	rows, _ := sectionRows()
+	dir := t.TempDir()
+	snk, _ := sink.NewLocal(dir)
+	held, err := publish.OpenDestination(context.Background(), snk, publish.NewLayout("sm"), publish.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = groupRun(t, groupCSV(t, rows), dir, 10485760, nil)
+	if !errors.Is(err, sink.ErrLocked) {
+		t.Fatalf("error %v; want the destination locked", err)
+	}
+	held.Close(context.Background())
+	if _, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -111,6 +111,7 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	roots := []string{root}
 	if sets := groupRoots(ctx, files, root, pos[0]); len(sets) > 0 {
 		roots = sets
+		opt.SkipOrphans = false // every one is a set's root, beside its manifest
 	}
 	var reps []*check.Report
 	ok := true
