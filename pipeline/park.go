@@ -22,7 +22,7 @@ import (
 // so its shards are those of a run over its rows alone.
 type parking struct {
 	live, maxLive int
-	held, maxHeld int64 // bytes of parked entries in memory
+	held, maxHeld int64 // bytes the parked entries hold in memory
 	promoteBytes  int
 	dir           string
 	tmp           *runs.Temp // nil until the first spill
@@ -155,15 +155,16 @@ func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
 	}
 	end := int(ents.Ends[len(ents.Ends)-1])
 	base := len(set.pending.Data) - start
+	was := held(&set.pending)
 	set.pending.Data = append(set.pending.Data, ents.Data[start:end]...)
 	for _, e := range ents.Ends[k:] {
 		set.pending.Ends = append(set.pending.Ends, uint32(int(e)+base))
 	}
 	p := &c.park
-	p.held += int64(end - start)
+	p.held += held(&set.pending) - was
 	if len(set.spills) == 0 && len(set.pending.Data) >= p.promoteBytes && p.live < p.maxLive {
 		p.live++
-		return c.cutParked(set)
+		return c.cutParked(set, true)
 	}
 	for p.held > p.maxHeld {
 		if err := c.spillLargest(); err != nil {
@@ -174,9 +175,9 @@ func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
 }
 
 // cutParked gives set a cutter and cuts its parked entries, from disk
-// and memory, in input order.
-func (c *cutStage) cutParked(set *set) error {
-	set.cutter = c.r.newCutter()
+// and memory, in input order: live, the set goes on cutting as rows come.
+func (c *cutStage) cutParked(set *set, live bool) error {
+	set.cutter = c.r.newCutter(live)
 	p := &c.park
 	for _, sp := range set.spills {
 		ents, err := p.read(sp)
@@ -190,20 +191,27 @@ func (c *cutStage) cutParked(set *set) error {
 	set.spills = nil
 	pend := set.pending
 	set.pending = shard.Entries{} // let go: the memory of a long tail
-	p.held -= int64(len(pend.Data))
+	p.held -= held(&pend)
 	return c.pack(set, &pend, 0, false)
 }
+
+// held is the memory e holds: its capacity, not its length.
+func held(e *shard.Entries) int64 { return int64(cap(e.Data) + 4*cap(e.Ends)) }
 
 // spillLargest writes the entries of the parked set holding the most to
 // the temporary file.
 func (c *cutStage) spillLargest() error {
 	var big *set
 	for _, s := range c.sets {
-		if s.cutter == nil && (big == nil || len(s.pending.Data) > len(big.pending.Data)) {
+		if s.cutter == nil && (big == nil || held(&s.pending) > held(&big.pending)) {
 			big = s
 		}
 	}
 	p := &c.park
+	if big == nil || len(big.pending.Ends) == 0 {
+		p.held = 0 // nothing parked left to spill: the account is settled
+		return nil
+	}
 	if p.tmp == nil {
 		t, err := runs.CreateTemp(p.dir, "sitemapgen-groups-*")
 		if err != nil {
@@ -222,7 +230,7 @@ func (c *cutStage) spillLargest() error {
 		return fmt.Errorf("groups: spill: %w", err)
 	}
 	big.spills = append(big.spills, spill{seg: p.app.EndRun(), n: len(big.pending.Ends)})
-	p.held -= int64(len(big.pending.Data))
+	p.held -= held(&big.pending)
 	p.spilled += int64(len(p.buf) + len(big.pending.Data))
 	big.pending = shard.Entries{}
 	return nil
@@ -261,7 +269,7 @@ func (c *cutStage) finishGroups() error {
 		if s.cutter != nil {
 			continue
 		}
-		if err := c.cutParked(s); err != nil {
+		if err := c.cutParked(s, false); err != nil {
 			return err
 		}
 		if err := c.flushGroup(s); err != nil {

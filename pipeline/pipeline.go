@@ -302,9 +302,9 @@ func (r *run) prepare() (ncomp int) {
 		}
 	}
 	if r.main != nil {
-		r.main.cutter, r.main.news = r.newCutter(), r.newNewsCutter()
+		r.main.cutter, r.main.news = r.newCutter(true), r.newNewsCutter()
 	}
-	proto := r.newCutter()
+	proto := r.newCutter(true)
 	r.maxEntry = proto.MaxEntry()
 	if news := r.newNewsCutter(); news != nil {
 		r.maxNews = news.MaxEntry()

@@ -61,12 +61,14 @@ func (s *set) wait(ctx context.Context) (*publish.Tx, error) {
 	}
 }
 
-// newCutter returns a cutter of the run's shards; in a grouped run its
-// buffers start small and go round all the groups' cutters.
-func (r *run) newCutter() *shard.Cutter {
+// newCutter returns a cutter of the run's shards. One that cuts as rows
+// come (live) has buffers of a whole shard, as the cutter of a run without
+// groups; a parked group's, cut after the input, buffers that start small
+// and go round all the parked groups' cutters.
+func (r *run) newCutter(live bool) *shard.Cutter {
 	o := shard.CutterOptions{MaxURLs: r.cfg.MaxURLs, MaxBytes: r.cfg.MaxBytes,
 		Header: shard.URLSetHeaderSchema(r.namespaces&^encode.NSNews, r.cfg.SchemaLocation), Mode: r.cfg.Cut}
-	if r.groups != nil {
+	if !live {
 		o.Free, o.Capacity = r.shardFree, groupShardCapacity
 	}
 	c, _ := shard.NewCutter(o) // no Curve: NewCutter cannot fail
