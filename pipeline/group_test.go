@@ -107,29 +107,70 @@ func TestGroupsSameAsSeparateRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			parkLimits = saved
-			got := xmltest.Snapshot(t, dir)
-			want := map[string][]byte{}
-			for section, rows := range bySection {
-				sdir := t.TempDir()
-				snk, _ := sink.NewLocal(sdir)
-				_, err := Run(context.Background(), Config{Inputs: []string{groupCSV(t, rows)}, PublicURL: mustScope(t, testBase),
-					Sink: snk, Name: "sm-" + section, MaxURLs: 40, MaxBytes: tc.maxBytes, Fanout: 3, GzipLevel: 1,
-					Cut: shard.CutStable, Now: testNow})
-				if err != nil {
-					t.Fatal(err)
-				}
-				maps.Copy(want, xmltest.Snapshot(t, sdir))
-			}
-			if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
-				t.Fatalf("grouped run wrote\n%v\nseparate runs\n%v", g, w)
-			}
-			for name, w := range want {
-				if !bytes.Equal(got[name], w) {
-					t.Errorf("%s differs from the separate run's", name)
-				}
-			}
+			checkSeparateRuns(t, dir, bySection, "loc,lastmod,section\n", func(c *Config) { c.MaxBytes = tc.maxBytes })
 			checkGroupReport(t, rep, rejects)
 		})
+	}
+}
+
+// checkSeparateRuns checks that the folder dir holds exactly the files of
+// runs over each section's rows alone (CSV rows after header), named
+// sm-SECTION, with groupRun's flags as edit changes them.
+func checkSeparateRuns(t *testing.T, dir string, bySection map[string][]string, header string, edit func(*Config)) {
+	t.Helper()
+	got := xmltest.Snapshot(t, dir)
+	want := map[string][]byte{}
+	for section, rows := range bySection {
+		sdir := t.TempDir()
+		snk, _ := sink.NewLocal(sdir)
+		cfg := Config{Inputs: []string{writeText(t, "in.csv", header+strings.Join(rows, "\n")+"\n")}, PublicURL: mustScope(t, testBase),
+			Sink: snk, Name: "sm-" + section, MaxURLs: 40, MaxBytes: 10485760, Fanout: 3, GzipLevel: 1,
+			Cut: shard.CutStable, Now: testNow}
+		edit(&cfg)
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(want, xmltest.Snapshot(t, sdir))
+	}
+	if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+		t.Fatalf("grouped run wrote\n%v\nseparate runs\n%v", g, w)
+	}
+	for name, w := range want {
+		if !bytes.Equal(got[name], w) {
+			t.Errorf("%s differs from the separate run's", name)
+		}
+	}
+}
+
+// TestGroupsNews: news sitemaps too are cut per group, as separate runs
+// cut them, an empty one for a group with no fresh article.
+func TestGroupsNews(t *testing.T) {
+	now := testNow.AddDate(0, 0, 1)
+	raw, err := os.ReadFile(newsInput(t, now, 0, 1500, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	header := lines[0] + ",section\n"
+	bySection := map[string][]string{}
+	var rows []string
+	for i, l := range lines[1:] {
+		section := []string{"world", "sport", "world", "local"}[i%4]
+		if strings.Contains(l, "/o") {
+			section = "archive" // old articles only: an empty news sitemap
+		}
+		rows = append(rows, l+","+section)
+		bySection[section] = append(bySection[section], l+","+section)
+	}
+	dir := t.TempDir()
+	edit := func(c *Config) { c.Now, c.MaxURLs = now, 500 }
+	in := writeText(t, "in.csv", header+strings.Join(rows, "\n")+"\n")
+	if _, _, err := groupRun(t, in, dir, 10485760, edit); err != nil {
+		t.Fatal(err)
+	}
+	checkSeparateRuns(t, dir, bySection, header, edit)
+	if news := xmltest.Snapshot(t, dir)["sm-archive-news-0001.xml.gz"]; len(news) == 0 {
+		t.Error("no news sitemap for the group without fresh articles")
 	}
 }
 
