@@ -69,7 +69,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 			return err
 		}
 	}
-	if !r.readOK.Load() {
+	if !r.readOK.Load() || r.encodeFailed.Load() {
 		return nil // the input ended early: the stage that failed reports why
 	}
 	if c.sorted != nil {
@@ -113,13 +113,15 @@ func (c *cutStage) restoreOrder(b *Batch) error {
 func (c *cutStage) take(b *Batch) error {
 	r := c.r
 	t := time.Now()
+	if r.groups != nil {
+		c.sets = r.groups.snapshot(c.sets) // the groups of b's rows are in it
+	}
 	switch {
 	case c.sorted != nil:
 		if err := c.sorted.add(b); err != nil {
 			return err
 		}
 	case r.groups != nil:
-		c.sets = r.groups.snapshot(c.sets)
 		if err := c.route(b); err != nil {
 			return err
 		}
@@ -260,20 +262,25 @@ func (c *cutStage) drainSorted() error {
 	for len(r.free) > 0 {
 		<-r.free
 	}
+	if r.groups != nil {
+		c.sets = r.groups.snapshot(c.sets)
+	}
 	// The hreflang check takes a sorted run's entries as they are placed,
 	// in output order.
-	place := c.place
-	if h := r.hreflang; h != nil {
-		var ref uint64
-		place = func(ents *shard.Entries) error {
+	var ref uint64
+	place := func(group int32, ents *shard.Entries) error {
+		if h := r.hreflang; h != nil {
 			if err := h.addEntries(ents, &ref); err != nil {
 				return err
 			}
+		}
+		if group < 0 {
 			return c.place(ents)
 		}
+		return c.placeIn(c.sets[group], ents, 0)
 	}
 	t := time.Now()
-	dups, err := c.sorted.drain(place, c.placeNews, c.duplicate)
+	dups, err := c.sorted.drain(place, c.placeNewsOf, c.duplicate)
 	r.rep.URLs -= dups
 	r.progress.URLs.Add(-dups)
 	r.progress.Rejected.Add(dups)
@@ -286,16 +293,33 @@ func (c *cutStage) drainSorted() error {
 	return nil
 }
 
-// duplicate rejects a row --dedup found repeating a kept one.
-func (c *cutStage) duplicate(source string, line int64, loc []byte) error {
+// placeNewsOf places the sorted news entries of group (-1: the run's only
+// set).
+func (c *cutStage) placeNewsOf(group int32, ents *shard.Entries) error {
+	if group < 0 {
+		return c.placeNews(ents)
+	}
+	return c.packNews(c.sets[group], ents, 0)
+}
+
+// duplicate rejects a row --dedup found repeating a kept one of its group
+// (-1: no groups).
+func (c *cutStage) duplicate(group int32, source string, line int64, loc []byte) error {
 	c.reasons[encode.Duplicate]++
+	name := ""
+	if group >= 0 {
+		s := c.sets[group]
+		s.reasons[encode.Duplicate]++
+		s.urls--
+		name = s.group
+	}
 	if c.rejects == nil {
 		return nil
 	}
 	// The row's own value is gone once sorted: its written loc, as a URL
 	// (not XML-escaped like the sitemap's), is what made it a duplicate.
 	c.locText = encode.AppendLocText(c.locText[:0], loc)
-	return c.rejects.write(source, line, encode.Duplicate, c.locText, "")
+	return c.rejects.write(source, line, encode.Duplicate, c.locText, name)
 }
 
 // finish closes the last shard and news sitemap of every set, and flushes

@@ -16,6 +16,7 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 	for b := range in {
 		t := time.Now()
 		if err := encodeRows(enc, g, b, r.maxEntry, r.maxNews); err != nil {
+			r.encodeFailed.Store(true) // before the cut stage can see the input end
 			return err
 		}
 		r.times.encode.Add(int64(time.Since(t)))

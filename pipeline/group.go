@@ -116,8 +116,6 @@ func (c *Config) validateGroup() error {
 		return errors.New("group by a column: name it (Columns[input.Group])")
 	case g.ByHost && c.Columns[input.Group] != "":
 		return errors.New("group by host or by a column, not both")
-	case c.Sort || c.Dedup:
-		return errors.New("--sort and --dedup are not yet supported with --group-by: sort the export by group, or run once per group")
 	}
 	if g.Default != "" {
 		if name, r := GroupName(nil, []byte(g.Default)); r != encode.OK || string(name) != g.Default {

@@ -174,6 +174,40 @@ func TestGroupsNews(t *testing.T) {
 	}
 }
 
+// TestGroupsSorted: with --sort and --dedup each group is sorted and
+// deduplicated on its own, as a run over its rows alone: a loc repeated in
+// another group is no duplicate.
+func TestGroupsSorted(t *testing.T) {
+	_, bySection := sectionRows()
+	var rows []string
+	for _, s := range slices.Sorted(maps.Keys(bySection)) {
+		r := bySection[s]
+		r = append(r, r[:7]...) // repeats within the group
+		slices.Reverse(r)       // and no order
+		bySection[s] = r
+		rows = append(rows, r...)
+	}
+
+	rows = append(rows, testBase+"blog/5,, Help ") // a loc of blog again, in help: no duplicate
+	bySection["help"] = append(bySection["help"], testBase+"blog/5,, Help ")
+	dir := t.TempDir()
+	edit := func(c *Config) { c.Sort, c.Dedup, c.TmpDir, c.SortMemory = true, true, t.TempDir(), 64<<10 }
+	rep, rejects, err := groupRun(t, groupCSV(t, rows), dir, 10485760, edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeparateRuns(t, dir, bySection, "loc,lastmod,section\n", edit)
+	if rep.Rejected.ByReason["duplicate"] != 21 || rep.Sort == nil || rep.Sort.Runs < 2 || strings.Count(rejects, ",duplicate,") != 21 ||
+		!strings.Contains(rejects, ",duplicate,"+testBase+"blog/") {
+		t.Errorf("rejected %v, sort %+v; rejects:\n%s", rep.Rejected.ByReason, rep.Sort, rejects)
+	}
+	for _, g := range rep.Groups {
+		if g.Rejected.ByReason["duplicate"] != 7 || g.Rows != g.URLs+g.Rejected.Total {
+			t.Errorf("group %s: rows %d, urls %d, rejected %v", g.Group, g.Rows, g.URLs, g.Rejected.ByReason)
+		}
+	}
+}
+
 // checkGroupReport checks the accounts of a run over sectionRows.
 func checkGroupReport(t *testing.T, rep *Report, rejects string) {
 	t.Helper()

@@ -65,6 +65,9 @@ type run struct {
 	readOK   atomic.Bool                 // every input was read to its end without error
 	reused   atomic.Int64                // sitemaps reused without compression
 	rowsRead atomic.Int64                // rows handed out by the inputs
+	// encodeFailed: a worker failed (a grouped run's error), so a batch
+	// never reached the cut stage though the input was read whole.
+	encodeFailed atomic.Bool
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
