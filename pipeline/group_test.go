@@ -481,6 +481,7 @@ func TestEncodeGroupedAllocs(t *testing.T) {
 			}
 		}
 		encode()
+		r.begins.Wait() // the groups' transactions begin in the background, allocating
 		if groups := len(r.groups.all()); len(b.EntryGroup) != len(b.Ends) || groups != map[bool]int{false: 3, true: 2}[byHost] {
 			t.Fatalf("by host %v: %d groups, %d entries with a group of %d", byHost, groups, len(b.EntryGroup), len(b.Ends))
 		}
