@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -219,8 +220,18 @@ func TestColumnarSchemaErrors(t *testing.T) {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: typ, Nullable: true}}, nil)
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		b.Field(0).AppendNull()
-		path := inputtest.WriteArrow(t, "typed.arrow", []arrow.RecordBatch{b.NewRecordBatch()}, false)
-		err := failRun(t, path, path, `column "loc"`, typ.String())
+		rec := b.NewRecordBatch()
+		var buf bytes.Buffer
+		w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		path := writeFile(t, "typed.arrow", buf.Bytes())
+		err = failRun(t, path, path, `column "loc"`, typ.String())
 		if !errors.Is(err, input.ErrColumnType) {
 			t.Errorf("%v: not ErrColumnType", err)
 		}

@@ -423,7 +423,7 @@ func TestGroupsColumnar(t *testing.T) {
 	}
 	want := xmltest.Snapshot(t, csvDir)
 
-	pq := writeFile(t, "in.parquet", nil)
+	pq := inputtest.WriteFile(t, "in.parquet", nil)
 	writeParquetFromCSV(t, in, pq)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "lastmod", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "section", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
