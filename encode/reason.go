@@ -5,36 +5,40 @@ type Reason uint8
 
 // Rejection reasons. Their String forms are stable: reports and rejects files use them.
 const (
-	OK            Reason = iota
-	EmptyLoc             // loc is empty
-	InvalidUTF8          // loc is not valid UTF-8
-	ControlChar          // loc holds U+0000–U+001F or U+007F
-	NotHTTP              // loc is neither an absolute http(s) URL nor a path starting with '/'
-	BadHost              // missing or malformed host, or an IDN host that does not convert to punycode
-	BadPort              // port is not a number in 1..65535
-	UserInfo             // loc carries user:password@
-	OutOfScope           // scheme, host, port or path prefix differ from the scope
-	TooLong              // loc is 2,048 characters or more after encoding
-	EntryTooLarge        // the encoded entry cannot fit even an empty shard
-	Duplicate            // --dedup: the same normalised loc came earlier in the input
-	RecordTooLong        // the input record is over the reader's size limit, its loc is not: another field makes it long
+	OK              Reason = iota
+	EmptyLoc               // loc is empty
+	InvalidUTF8            // loc is not valid UTF-8
+	ControlChar            // loc holds U+0000–U+001F or U+007F
+	NotHTTP                // loc is neither an absolute http(s) URL nor a path starting with '/'
+	BadHost                // missing or malformed host, or an IDN host that does not convert to punycode
+	BadPort                // port is not a number in 1..65535
+	UserInfo               // loc carries user:password@
+	OutOfScope             // scheme, host, port or path prefix differ from the scope
+	TooLong                // loc is 2,048 characters or more after encoding
+	EntryTooLarge          // the encoded entry cannot fit even an empty shard
+	Duplicate              // --dedup: the same normalised loc came earlier in the input
+	RecordTooLong          // the input record is over the reader's size limit, its loc is not: another field makes it long
+	GroupEmpty             // --group-by: the row's group value is empty (a column) or its loc has no host (a path), and there is no --default-group
+	GroupUnnameable        // --group-by: the row's group value cannot be part of a file name (see pipeline.GroupName)
 	NumReasons
 )
 
 var reasonNames = [NumReasons]string{
-	OK:            "ok",
-	EmptyLoc:      "empty_loc",
-	InvalidUTF8:   "invalid_utf8",
-	ControlChar:   "control_character",
-	NotHTTP:       "not_http_url",
-	BadHost:       "bad_host",
-	BadPort:       "bad_port",
-	UserInfo:      "userinfo",
-	OutOfScope:    "out_of_scope",
-	TooLong:       "loc_too_long",
-	EntryTooLarge: "entry_too_large",
-	Duplicate:     "duplicate",
-	RecordTooLong: "record_too_long",
+	OK:              "ok",
+	EmptyLoc:        "empty_loc",
+	InvalidUTF8:     "invalid_utf8",
+	ControlChar:     "control_character",
+	NotHTTP:         "not_http_url",
+	BadHost:         "bad_host",
+	BadPort:         "bad_port",
+	UserInfo:        "userinfo",
+	OutOfScope:      "out_of_scope",
+	TooLong:         "loc_too_long",
+	EntryTooLarge:   "entry_too_large",
+	Duplicate:       "duplicate",
+	RecordTooLong:   "record_too_long",
+	GroupEmpty:      "group_empty",
+	GroupUnnameable: "group_unnameable",
 }
 
 // String returns the reason's stable snake_case name.

@@ -18,6 +18,7 @@ const numWarnings = encode.NumWarnings
 type Reject struct {
 	Line       int64         // as Batch.Line
 	Reason     encode.Reason // why
+	Group      int32         // the index of the row's group; -1: none (no groups, or the row has none)
 	start, end uint32        // the raw loc in Batch.RejectBuf
 }
 
@@ -84,7 +85,36 @@ type Report struct {
 	Reused            int                `json:"reused"`               // of those, sitemaps not even compressed: their content was published
 	DryRun            bool               `json:"dry_run,omitempty"`
 	Plan              *Plan              `json:"plan,omitempty"` // dry run only
-	Error             string             `json:"error,omitempty"`
+	// Groups are the sets of a grouped run (--group-by), by name; the
+	// fields above add them up (rows and rejected also count the rows of
+	// no group).
+	Groups []GroupReport `json:"groups,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// GroupReport is one group's set in a grouped run.
+type GroupReport struct {
+	Group           string   `json:"group"`
+	Name            string   `json:"name"`        // its file name stem
+	PublicURL       string   `json:"public_url"`  // where its files are served from
+	Destination     string   `json:"destination"` // where they are published
+	Rows            int64    `json:"rows"`        // rows of the group: urls + rejected
+	URLs            int64    `json:"urls"`
+	Rejected        Counts   `json:"rejected"`
+	Shards          int      `json:"shards"`
+	Indexes         int      `json:"indexes"`
+	News            int      `json:"news_sitemaps,omitempty"`
+	ShardsNew       int      `json:"shards_new"`
+	ShardsUnchanged int      `json:"shards_unchanged"`
+	ShardsRemoved   int      `json:"shards_removed"`
+	Published       bool     `json:"published"`
+	Root            string   `json:"root,omitempty"`
+	Submit          []string `json:"submit,omitempty"` // its robots lines: the index URLs to submit
+	RobotsChanged   bool     `json:"robots_changed"`
+	Files           []string `json:"files,omitempty"`
+	Deleted         []string `json:"deleted,omitempty"`
+	// Vanished: published before, no row in this input; left as it was.
+	Vanished bool `json:"vanished,omitempty"`
 }
 
 // NewReport returns the empty report of a run at gzipLevel: what a run that
@@ -155,16 +185,23 @@ const MaxRejectValue = 4 << 10
 // rejectWriter writes the rejects CSV (source,row,reason,value) through one
 // reused buffer: a file of bad rows must not cost an allocation each.
 type rejectWriter struct {
-	w   io.Writer
-	buf []byte
-	cut []byte // a value cut to MaxRejectValue, reused
+	w       io.Writer
+	grouped bool
+	buf     []byte
+	cut     []byte // a value cut to MaxRejectValue, reused
 }
 
-func newRejectWriter(w io.Writer) *rejectWriter {
-	return &rejectWriter{w: w, buf: append(make([]byte, 0, 64<<10), "source,row,reason,value\n"...)}
+// newRejectWriter returns the writer of w; grouped, each row also names
+// its group (a fifth column, empty when the row has none).
+func newRejectWriter(w io.Writer, grouped bool) *rejectWriter {
+	header := "source,row,reason,value\n"
+	if grouped {
+		header = "source,row,reason,value,group\n"
+	}
+	return &rejectWriter{w: w, grouped: grouped, buf: append(make([]byte, 0, 64<<10), header...)}
 }
 
-func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, value []byte) error {
+func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, value []byte, group string) error {
 	rw.buf = appendCSVField(rw.buf, source)
 	rw.buf = append(rw.buf, ',')
 	rw.buf = strconv.AppendInt(rw.buf, row, 10)
@@ -185,6 +222,9 @@ func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, va
 		rw.cut, value = cut, cut
 	}
 	rw.buf = appendCSVField(rw.buf, value)
+	if rw.grouped {
+		rw.buf = append(append(rw.buf, ','), group...) // a group name needs no quotes
+	}
 	rw.buf = append(rw.buf, '\n')
 	if len(rw.buf) >= 64<<10 {
 		return rw.flush()

@@ -16,11 +16,11 @@ import (
 func TestRejectValueCut(t *testing.T) {
 	long := "https://www.example.com/" + strings.Repeat("é", 10000) // 2-byte runes: the cut falls inside one
 	var out bytes.Buffer
-	rw := newRejectWriter(&out)
-	if err := rw.write("in.csv", 7, encode.TooLong, []byte(long)); err != nil {
+	rw := newRejectWriter(&out, false)
+	if err := rw.write("in.csv", 7, encode.TooLong, []byte(long), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.write("in.csv", 8, encode.NotHTTP, []byte("ftp://x,y")); err != nil {
+	if err := rw.write("in.csv", 8, encode.NotHTTP, []byte("ftp://x,y"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := rw.flush(); err != nil {

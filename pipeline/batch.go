@@ -23,11 +23,15 @@ type Batch struct {
 	// --sort and --dedup order and choose by them.
 	EntryLastmod []int64
 	EntryNews    []int32
-	NewsOut      []byte   // the rows' separate news entries (encode.Result.NewsAt), back to back
-	NewsEnds     []uint32 // NewsEnds[k] is the end offset in NewsOut of news entry k
-	Rejects      []Reject // rows rejected, in input order
-	Warnings     [numWarnings]int64
-	RejectBuf    []byte // owns the raw values of Rejects
+	// EntryGroup[k] is the index of entry k's group (grouped runs only).
+	EntryGroup []int32
+	NewsOut    []byte   // the rows' separate news entries (encode.Result.NewsAt), back to back
+	NewsEnds   []uint32 // NewsEnds[k] is the end offset in NewsOut of news entry k
+	Rejects    []Reject // rows rejected, in input order
+	Warnings   [numWarnings]int64
+	RejectBuf  []byte // owns the raw values of Rejects
+
+	rowGroup int32 // the group of the row being encoded (-1: none), for its reject
 }
 
 // newBatch returns a Batch sized for about chunk bytes of input, so a run
@@ -41,6 +45,7 @@ func newBatch(chunk int) *Batch {
 
 		EntryLastmod: make([]int64, 0, rows),
 		EntryNews:    make([]int32, 0, rows),
+		rowGroup:     -1,
 	}
 	b.Grow(chunk)
 	return b
@@ -58,6 +63,8 @@ func (b *Batch) reset() {
 	b.EntryLine = b.EntryLine[:0]
 	b.EntryLastmod = b.EntryLastmod[:0]
 	b.EntryNews = b.EntryNews[:0]
+	b.EntryGroup = b.EntryGroup[:0]
+	b.rowGroup = -1
 	b.NewsOut = b.NewsOut[:0]
 	b.NewsEnds = b.NewsEnds[:0]
 	b.Rejects = b.Rejects[:0]
@@ -69,5 +76,5 @@ func (b *Batch) reset() {
 func (b *Batch) reject(i int, reason encode.Reason, loc []byte) {
 	rs := len(b.RejectBuf)
 	b.RejectBuf = append(b.RejectBuf, loc...)
-	b.Rejects = append(b.Rejects, Reject{Line: b.Line[i], Reason: reason, start: uint32(rs), end: uint32(len(b.RejectBuf))})
+	b.Rejects = append(b.Rejects, Reject{Line: b.Line[i], Reason: reason, Group: b.rowGroup, start: uint32(rs), end: uint32(len(b.RejectBuf))})
 }

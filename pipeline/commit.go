@@ -2,27 +2,249 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
-// publish commits the transaction with the shards the run wrote.
+// publish commits the transaction of every set with the shards the run
+// wrote.
 func (r *run) publish(ctx context.Context) error {
 	rep := r.rep
-	rep.Shards = len(r.shards)
-	if rep.News != nil {
-		rep.News.Sitemaps = len(r.newsFiles)
-	}
 	if rep.URLs == 0 {
 		return fmt.Errorf("%w: %d rows read, %d rejected", ErrNoURLs, rep.Rows, rep.Rejected.Total)
 	}
-	res, err := r.tx.Commit(ctx, publish.Set{
-		Shards: r.shards, News: r.newsFiles, Rows: rep.Rows, URLs: rep.URLs, Rejected: rep.Rejected.Total,
-		Fanout: r.cfg.Fanout, Base: r.cfg.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
-	})
+	if r.main == nil {
+		return r.publishGroups(ctx)
+	}
+	s := r.main
+	rep.Shards = len(s.shards)
+	if rep.News != nil {
+		rep.News.Sitemaps = len(s.newsFiles)
+	}
+	res, err := s.tx.Commit(ctx, r.publishSet(s, rep.Rows, rep.URLs, rep.Rejected.Total))
 	rep.Published, rep.Generation, rep.Indexes, rep.Root = res.Published, res.Generation, res.Indexes, res.Root
 	rep.Submit, rep.Files, rep.Deleted = res.Submit, res.Files, res.Deleted
 	rep.ShardsNew, rep.ShardsUnchanged, rep.ShardsRemoved, rep.RobotsChanged = res.ShardsNew, res.ShardsUnchanged, res.ShardsRemoved, res.RobotsChanged
 	return err
+}
+
+// publishSet is what set s publishes.
+func (r *run) publishSet(s *set, rows, urls, rejected int64) publish.Set {
+	return publish.Set{
+		Shards: s.shards, News: s.newsFiles, Rows: rows, URLs: urls, Rejected: rejected,
+		Fanout: r.cfg.Fanout, Base: s.place.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
+	}
+}
+
+// publishGroups publishes every group's set as one: each is prepared (its
+// indexes written, verified), then all switch one after another, and only
+// then are the robots lines written and the old files pruned. A failure
+// before the last switch puts back the roots already switched: every
+// group's previous set stays live.
+func (r *run) publishGroups(ctx context.Context) error {
+	sets := r.sets()
+	for _, s := range sets {
+		if s.err != nil {
+			return fmt.Errorf("group %q: %w", s.group, s.err)
+		}
+	}
+	if err := r.vanished(sets); err != nil {
+		return err
+	}
+	defer r.reportGroups(sets)
+	var ready []*set
+	for _, s := range sets {
+		if s.urls > 0 {
+			ready = append(ready, s)
+		} else if err := r.noURLs(s); err != nil {
+			return err
+		}
+	}
+	err := r.eachSet(ctx, ready, func(s *set) error {
+		var rejected int64
+		for _, n := range s.reasons {
+			rejected += n
+		}
+		var err error
+		s.res, err = s.tx.Prepare(ctx, r.publishSet(s, s.rows, s.urls, rejected))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// The switch: every manifest, one sync per destination, every root.
+	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutManifest(ctx) }); err != nil {
+		return err
+	}
+	for _, d := range r.openDestinations() {
+		if err := d.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutRoot(ctx) }); err != nil {
+		return r.unswitch(ctx, ready, err)
+	}
+	return r.eachSet(context.WithoutCancel(ctx), ready, func(s *set) error { return s.tx.Finish(ctx) })
+}
+
+// eachSet calls do for every set, as many at once as the run uploads,
+// and returns the errors, each naming its group. All are called: a step
+// that failed for one set is not left half done for the others.
+func (r *run) eachSet(ctx context.Context, sets []*set, do func(*set) error) error {
+	var mu sync.Mutex
+	var errs []error
+	var g errgroup.Group
+	g.SetLimit(max(r.cfg.Uploads, 4))
+	for _, s := range sets {
+		g.Go(func() error {
+			if err := do(s); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("group %q: %w", s.group, err))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	return errors.Join(errs...)
+}
+
+// unswitch puts back the previous roots of the sets that switched (a set
+// that did not is left alone) when another failed with err, and says what
+// is live.
+func (r *run) unswitch(ctx context.Context, switched []*set, err error) error {
+	var stuck []string
+	for _, s := range switched {
+		if uerr := s.tx.Unswitch(ctx); uerr != nil {
+			r.log.Error("a group's new set stays live", "group", s.group, "err", uerr)
+			stuck = append(stuck, s.group)
+		}
+	}
+	if len(stuck) > 0 {
+		return fmt.Errorf("%w; the new sets of %s could not be put back and are live", err, strings.Join(stuck, ", "))
+	}
+	return err
+}
+
+// noURLs decides about a group whose every row was rejected: a shrink of
+// 100% if it was published before (refused unless forced), else nothing
+// to publish. Its previous set, if any, stays as it is.
+func (r *run) noURLs(s *set) error {
+	if prev := s.tx.Published(); prev != nil && !r.shrinkAllowed() {
+		return fmt.Errorf("group %q: %w: no URL accepted (%d rows rejected), the published set has %d: -100%%; nothing published (force to publish the other groups anyway)",
+			s.group, publish.ErrShrink, s.rows, prev.URLs)
+	}
+	r.log.Warn("a group has no URL to publish: its set is left as it was", "group", s.group, "rows", s.rows)
+	return nil
+}
+
+// shrinkAllowed reports whether a group may lose every URL.
+func (r *run) shrinkAllowed() bool { return r.cfg.Force || r.cfg.MaxShrink >= 1 }
+
+// vanished refuses, unless forced, a run whose shared destination holds a
+// group's set (a manifest named NAME-GROUP) that the input no longer has:
+// its URLs would all go. Forced, the set is left as it was and reported.
+func (r *run) vanished(sets []*set) error {
+	if r.cfg.Sink == nil || r.cfg.Group.Place != nil && !r.sharedFolder() {
+		return nil // each group has a destination of its own: none to look in
+	}
+	d, err := r.destination(context.Background(), r.cfg.Sink) // opened at begin
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, s := range sets {
+		have[s.layout.Stem()] = true
+	}
+	for _, stem := range d.Stems(r.cfg.Name + "-") {
+		if have[stem] {
+			continue
+		}
+		group := strings.TrimPrefix(stem, r.cfg.Name+"-")
+		if !r.shrinkAllowed() {
+			return fmt.Errorf("%w: group %q (set %s) is published but has no row in the input: a shrink of 100%%; nothing published (force to publish the other groups anyway; its set stays as it is)",
+				ErrGroupVanished, group, stem)
+		}
+		r.log.Warn("a published group is not in the input: its set is left as it was", "group", group, "set", stem)
+		r.rep.Groups = append(r.rep.Groups, GroupReport{Group: group, Vanished: true, Rejected: Counts{ByReason: map[string]int64{}}})
+	}
+	return nil
+}
+
+// sharedFolder reports whether Grouping.Place puts the groups in
+// Config.Sink beside one another.
+func (r *run) sharedFolder() bool {
+	for _, s := range r.groups.all() {
+		if s.place.Sink != r.cfg.Sink {
+			return false
+		}
+	}
+	return true
+}
+
+// reportGroups writes each set's share of the report, and the run's
+// totals from them.
+func (r *run) reportGroups(sets []*set) {
+	rep := r.rep
+	rep.Published = len(sets) > 0
+	for _, s := range sets {
+		g := GroupReport{Group: s.group, Name: s.layout.Stem(), PublicURL: s.place.PublicURL.String(),
+			Destination: s.place.Sink.String(), Rows: s.rows, URLs: s.urls, Rejected: Counts{ByReason: map[string]int64{}},
+			Shards: len(s.shards), News: len(s.newsFiles)}
+		for reason, n := range s.reasons {
+			g.Rejected.add(encode.Reason(reason).String(), n)
+		}
+		rep.Shards += g.Shards
+		if rep.News != nil {
+			rep.News.Sitemaps += g.News
+		}
+		if res := s.res; res != nil {
+			g.Indexes, g.ShardsNew, g.ShardsUnchanged, g.ShardsRemoved = res.Indexes, res.ShardsNew, res.ShardsUnchanged, res.ShardsRemoved
+			g.Published, g.Root, g.Submit, g.RobotsChanged = res.Published, res.Root, res.Submit, res.RobotsChanged
+			g.Files, g.Deleted = res.Files, res.Deleted
+			rep.Indexes += res.Indexes
+			rep.ShardsNew += res.ShardsNew
+			rep.ShardsUnchanged += res.ShardsUnchanged
+			rep.ShardsRemoved += res.ShardsRemoved
+			rep.RobotsChanged = rep.RobotsChanged || res.RobotsChanged
+			rep.Submit = append(rep.Submit, res.Submit...)
+			rep.Files = append(rep.Files, res.Files...)
+			rep.Deleted = append(rep.Deleted, res.Deleted...)
+		}
+		rep.Published = rep.Published && (g.Published || s.urls == 0)
+		rep.Groups = append(rep.Groups, g)
+	}
+	slices.SortFunc(rep.Groups, func(a, b GroupReport) int { return strings.Compare(a.Group, b.Group) })
+	r.warnIndexesPerHost()
+}
+
+// searchConsoleIndexes is how many sitemap index files Search Console
+// takes per site.
+const searchConsoleIndexes = 500
+
+// warnIndexesPerHost warns of a host whose groups' sets have more index
+// files, together, than Search Console takes for one site.
+func (r *run) warnIndexesPerHost() {
+	perHost := map[string]int{}
+	for _, g := range r.rep.Groups {
+		if u, err := url.Parse(g.PublicURL); err == nil {
+			perHost[u.Host] += g.Indexes
+		}
+	}
+	for _, host := range slices.Sorted(maps.Keys(perHost)) {
+		if n := perHost[host]; n > searchConsoleIndexes {
+			r.log.Warn("more sitemap index files on one host than Search Console takes per site: submit the robots lines, group more coarsely, or raise --index-fanout",
+				"host", host, "indexes", n, "limit", searchConsoleIndexes)
+		}
+	}
 }

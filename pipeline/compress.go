@@ -15,6 +15,7 @@ type upload struct {
 	file publish.File
 	data []byte
 	news bool
+	tx   *publish.Tx // of its set
 }
 
 // compress gzips shards and news sitemaps and hands them to the uploaders.
@@ -24,13 +25,17 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		return err
 	}
 	for s := range in {
+		tx, err := s.set.wait(ctx)
+		if err != nil {
+			return err
+		}
 		t := time.Now()
 		var name string
 		if s.news {
-			name = r.layout.News(s.Num)
+			name = s.set.layout.News(s.Num)
 		}
 		content := publish.Content{XMLSHA256: sha256.Sum256(s.Data), XMLSize: len(s.Data), Codec: c.ID()}
-		if f, ok := r.reuse(ctx, name, content); ok {
+		if f, ok := r.reuse(ctx, tx, name, content); ok {
 			r.times.hash.Add(int64(time.Since(t)))
 			r.done(s, f)
 			r.progress.Shards.Add(1)
@@ -44,7 +49,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		}
 		sum := sha256.Sum256(gz) // once: it names the shard and goes in the manifest
 		if !s.news {
-			name = r.tx.ShardName(s.Num, len(gz), sum)
+			name = tx.ShardName(s.Num, len(gz), sum)
 		}
 		f := publish.DescribeGzip(name, gz, sum, content)
 		var buf []byte
@@ -58,7 +63,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 			// regrowth would leave garbage that only the next GC returns.
 			buf = make([]byte, 0, len(gz)+len(gz)/2)
 		}
-		u := upload{file: f, data: append(buf[:0], gz...), news: s.news}
+		u := upload{file: f, data: append(buf[:0], gz...), news: s.news, tx: tx}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.done(s, f)
 		select {
@@ -72,11 +77,11 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 
 // reuse returns the published file holding content, if the run may reuse
 // one (publish.Tx.Reuse).
-func (r *run) reuse(ctx context.Context, name string, content publish.Content) (publish.File, bool) {
+func (r *run) reuse(ctx context.Context, tx *publish.Tx, name string, content publish.Content) (publish.File, bool) {
 	if r.cfg.CompressAll {
 		return publish.File{}, false
 	}
-	f, ok := r.tx.Reuse(ctx, name, content)
+	f, ok := tx.Reuse(ctx, name, content)
 	if ok {
 		r.reused.Add(1)
 	}
@@ -86,9 +91,9 @@ func (r *run) reuse(ctx context.Context, name string, content publish.Content) (
 // done records the file of sitemap s, compressed or reused, and recycles s.
 func (r *run) done(s cutShard, f publish.File) {
 	r.mu.Lock()
-	files, cutter := &r.shards, r.cutter
+	files, cutter := &s.set.shards, s.set.cutter
 	if s.news {
-		files, cutter = &r.newsFiles, r.news
+		files, cutter = &s.set.newsFiles, s.set.news
 	}
 	for len(*files) < s.Num {
 		*files = append(*files, publish.File{})
@@ -96,6 +101,8 @@ func (r *run) done(s cutShard, f publish.File) {
 	(*files)[s.Num-1] = f
 	r.rep.BytesUncompressed += int64(len(s.Data))
 	r.rep.BytesCompressed += f.Size
+	s.set.bytesU += int64(len(s.Data))
+	s.set.bytesC += f.Size
 	r.mu.Unlock()
 	cutter.Recycle(s.Sitemap)
 	select {

@@ -101,6 +101,9 @@ type Config struct {
 	// Switched is publish.Options.Switched: called after the switch, before
 	// the prune, with the manifests before and after.
 	Switched func(ctx context.Context, prev, next *publish.Manifest)
+	// Group, when set, splits the rows into sitemap sets, one per group,
+	// in the same pass (see Grouping).
+	Group *Grouping
 }
 
 // DefaultNewsWindow is Config.NewsWindow's default: Google's news sitemaps
@@ -158,6 +161,9 @@ func (c *Config) Validate() error {
 	case c.LockTTL < 0 || c.LockTTL > 0 && c.LockTTL < time.Second:
 		return bad("LockTTL", "lock TTL", c.LockTTL, "must be at least 1s")
 	}
+	if err := c.validateGroup(); err != nil {
+		return err
+	}
 	// Index <loc>s are the public URL plus a file name: both must fit the
 	// protocol's 2,048 characters, and a full index its 50 MiB.
 	longest := len(c.PublicURL.String()) + len(c.Name) + len("-index-0001-0123456789.xml") + 8
@@ -183,8 +189,11 @@ func (c Config) withDefaults(now time.Time) Config {
 	if c.LastmodTZ == nil {
 		c.LastmodTZ = time.UTC
 	}
-	if c.Uploads == 0 {
+	if c.Uploads == 0 && c.Sink != nil {
 		c.Uploads = c.Sink.Connections()
+	}
+	if c.Uploads == 0 { // groups with sinks of their own (Grouping.Place)
+		c.Uploads = sink.LocalConnections
 	}
 	if c.Now.IsZero() {
 		c.Now = now // one clock reading: the news window and the manifest agree

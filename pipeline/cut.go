@@ -13,6 +13,7 @@ import (
 type cutShard struct {
 	*shard.Sitemap
 	news bool
+	set  *set
 }
 
 // cutStage restores input order and packs entries into shards, and news
@@ -31,16 +32,29 @@ type cutStage struct {
 	reasons  [encode.NumReasons]int64
 	warnings [numWarnings]int64
 
-	newsSitemaps int           // news sitemaps closed so far
-	blocked      time.Duration // waiting on the compressors is back-pressure, not cutting
-	locText      []byte        // a duplicate's loc, as text
+	blocked time.Duration // waiting on the compressors is back-pressure, not cutting
+	locText []byte        // a duplicate's loc, as text
+
+	park parking // a grouped run's parked sets
+	sets []*set  // a grouped run's sets by index, as of the batch being taken
+	// The entries of a batch sorted by group (route): the groups in order
+	// of their first entry, and by group index, entry counts and places.
+	order      []int32
+	groupCount []int32
+	groupAt    []int32
+	sortedData []byte
+	sortedEnds []uint32
 }
 
 // cut runs the cut stage: batches in, closed sitemaps out.
 func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) error {
 	c := &cutStage{r: r, ctx: ctx, out: out, pending: make([]*Batch, r.depth)}
 	if r.cfg.Rejects != nil {
-		c.rejects = newRejectWriter(r.cfg.Rejects)
+		c.rejects = newRejectWriter(r.cfg.Rejects, r.groups != nil)
+	}
+	if r.groups != nil {
+		c.park = newParking(r.cfg)
+		defer c.park.close()
 	}
 	defer c.count() // on every path: a failed run's report must still add up
 	if r.cfg.Sort || r.cfg.Dedup {
@@ -55,7 +69,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 			return err
 		}
 	}
-	if !r.readOK.Load() {
+	if !r.readOK.Load() || r.encodeFailed.Load() {
 		return nil // the input ended early: the stage that failed reports why
 	}
 	if c.sorted != nil {
@@ -99,15 +113,23 @@ func (c *cutStage) restoreOrder(b *Batch) error {
 func (c *cutStage) take(b *Batch) error {
 	r := c.r
 	t := time.Now()
-	if c.sorted != nil {
+	if r.groups != nil {
+		c.sets = r.groups.snapshot(c.sets) // the groups of b's rows are in it
+	}
+	switch {
+	case c.sorted != nil:
 		if err := c.sorted.add(b); err != nil {
 			return err
 		}
-	} else {
+	case r.groups != nil:
+		if err := c.route(b); err != nil {
+			return err
+		}
+	default:
 		if err := c.place(&shard.Entries{Data: b.Out, Ends: b.Ends}); err != nil {
 			return err
 		}
-		if r.news != nil {
+		if r.main.news != nil {
 			if err := c.placeNews(&shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}); err != nil {
 				return err
 			}
@@ -133,11 +155,23 @@ func (c *cutStage) account(b *Batch) error {
 	r := c.r
 	for _, rj := range b.Rejects {
 		c.reasons[rj.Reason]++
+		group := ""
+		if rj.Group >= 0 && r.groups != nil {
+			s := c.sets[rj.Group]
+			s.reasons[rj.Reason]++
+			s.rows++
+			group = s.group
+		}
 		if c.rejects != nil {
-			if err := c.rejects.write(b.Source, rj.Line, rj.Reason, b.RejectBuf[rj.start:rj.end]); err != nil {
+			if err := c.rejects.write(b.Source, rj.Line, rj.Reason, b.RejectBuf[rj.start:rj.end], group); err != nil {
 				return err
 			}
 		}
+	}
+	for _, g := range b.EntryGroup {
+		s := c.sets[g]
+		s.rows++
+		s.urls++
 	}
 	for w, n := range b.Warnings {
 		c.warnings[w] += n
@@ -150,31 +184,40 @@ func (c *cutStage) account(b *Batch) error {
 	return nil
 }
 
-// place packs entries into shards.
-func (c *cutStage) place(ents *shard.Entries) error { return c.pack(c.r.cutter, ents, false) }
+// place packs entries into the shards of the run's only set.
+func (c *cutStage) place(ents *shard.Entries) error { return c.pack(c.r.main, ents, 0, false) }
 
-// placeNews packs news entries: a batch's, in input order, or with --sort
-// the sorter's, in the order of their rows.
-func (c *cutStage) placeNews(ents *shard.Entries) error {
-	if err := c.pack(c.r.news, ents, true); err != nil {
+// placeNews packs news entries into the news sitemaps of the run's only
+// set: a batch's, in input order, or with --sort the sorter's, in the
+// order of their rows.
+func (c *cutStage) placeNews(ents *shard.Entries) error { return c.packNews(c.r.main, ents, 0) }
+
+// packNews packs the news entries of ents from entry k on into the news
+// sitemaps of set.
+func (c *cutStage) packNews(set *set, ents *shard.Entries, k int) error {
+	if err := c.pack(set, ents, k, true); err != nil {
 		return err
 	}
-	c.r.rep.News.URLs += int64(len(ents.Ends))
+	c.r.rep.News.URLs += int64(len(ents.Ends) - k)
 	return nil
 }
 
-// pack adds ents to cutter and sends on every sitemap it closes: shards, or
-// (news) news sitemaps.
-func (c *cutStage) pack(cutter *shard.Cutter, ents *shard.Entries, news bool) error {
-	for k := 0; k < len(ents.Ends); {
+// pack adds the entries of ents from entry k on to a cutter of set and
+// sends on every sitemap it closes: shards, or (news) news sitemaps.
+func (c *cutStage) pack(set *set, ents *shard.Entries, k int, news bool) error {
+	cutter := set.cutter
+	if news {
+		cutter = set.news
+	}
+	for k < len(ents.Ends) {
 		var s *shard.Sitemap
 		if k, s = cutter.AddEntries(ents, k); s != nil {
 			if news {
-				c.newsSitemaps++
+				set.newsSitemaps++
 			} else if c.r.cfg.Fanout == 1 {
 				return shard.ErrFanout // no index can list a second sitemap: fail now, not after the whole input
 			}
-			if err := c.send(s, news); err != nil {
+			if err := c.send(set, s, news); err != nil {
 				return err
 			}
 			if err := c.room(); err != nil {
@@ -185,12 +228,12 @@ func (c *cutStage) pack(cutter *shard.Cutter, ents *shard.Entries, news bool) er
 	return nil
 }
 
-// send hands a closed sitemap to the compressors.
-func (c *cutStage) send(s *shard.Sitemap, news bool) error {
+// send hands a closed sitemap of set to the compressors.
+func (c *cutStage) send(set *set, s *shard.Sitemap, news bool) error {
 	t := time.Now()
 	defer func() { c.blocked += time.Since(t) }()
 	select {
-	case c.out <- cutShard{s, news}:
+	case c.out <- cutShard{s, news, set}:
 		return nil
 	case <-c.ctx.Done():
 		return c.ctx.Err()
@@ -219,20 +262,25 @@ func (c *cutStage) drainSorted() error {
 	for len(r.free) > 0 {
 		<-r.free
 	}
+	if r.groups != nil {
+		c.sets = r.groups.snapshot(c.sets)
+	}
 	// The hreflang check takes a sorted run's entries as they are placed,
 	// in output order.
-	place := c.place
-	if h := r.hreflang; h != nil {
-		var ref uint64
-		place = func(ents *shard.Entries) error {
+	var ref uint64
+	place := func(group int32, ents *shard.Entries) error {
+		if h := r.hreflang; h != nil {
 			if err := h.addEntries(ents, &ref); err != nil {
 				return err
 			}
+		}
+		if group < 0 {
 			return c.place(ents)
 		}
+		return c.placeIn(c.sets[group], ents, 0)
 	}
 	t := time.Now()
-	dups, err := c.sorted.drain(place, c.placeNews, c.duplicate)
+	dups, err := c.sorted.drain(place, c.placeNewsOf, c.duplicate)
 	r.rep.URLs -= dups
 	r.progress.URLs.Add(-dups)
 	r.progress.Rejected.Add(dups)
@@ -245,41 +293,69 @@ func (c *cutStage) drainSorted() error {
 	return nil
 }
 
-// duplicate rejects a row --dedup found repeating a kept one.
-func (c *cutStage) duplicate(source string, line int64, loc []byte) error {
+// placeNewsOf places the sorted news entries of group (-1: the run's only
+// set).
+func (c *cutStage) placeNewsOf(group int32, ents *shard.Entries) error {
+	if group < 0 {
+		return c.placeNews(ents)
+	}
+	return c.packNews(c.sets[group], ents, 0)
+}
+
+// duplicate rejects a row --dedup found repeating a kept one of its group
+// (-1: no groups).
+func (c *cutStage) duplicate(group int32, source string, line int64, loc []byte) error {
 	c.reasons[encode.Duplicate]++
+	name := ""
+	if group >= 0 {
+		s := c.sets[group]
+		s.reasons[encode.Duplicate]++
+		s.urls--
+		name = s.group
+	}
 	if c.rejects == nil {
 		return nil
 	}
 	// The row's own value is gone once sorted: its written loc, as a URL
 	// (not XML-escaped like the sitemap's), is what made it a duplicate.
 	c.locText = encode.AppendLocText(c.locText[:0], loc)
-	return c.rejects.write(source, line, encode.Duplicate, c.locText)
+	return c.rejects.write(source, line, encode.Duplicate, c.locText, name)
 }
 
-// finish closes the last shard and news sitemap, and flushes the rejects.
+// finish closes the last shard and news sitemap of every set, and flushes
+// the rejects.
 func (c *cutStage) finish() error {
-	r := c.r
-	if s := r.cutter.Flush(); s != nil {
-		if err := c.send(s, false); err != nil {
+	if r := c.r; r.main != nil {
+		if err := c.flush(r.main); err != nil {
 			return err
 		}
-	}
-	if r.news != nil {
-		s := r.news.Flush()
-		if s == nil && c.newsSitemaps == 0 {
-			// No fresh article: an empty news sitemap keeps the name listed
-			// (Google: it "will not cause any problems").
-			s = &shard.Sitemap{Num: 1, Data: []byte(r.news.Header() + shard.Footer)}
-		}
-		if s != nil {
-			if err := c.send(s, true); err != nil {
-				return err
-			}
-		}
+	} else if err := c.finishGroups(); err != nil {
+		return err
 	}
 	if c.rejects != nil {
 		return c.rejects.flush()
 	}
 	return nil
+}
+
+// flush closes the open shard and news sitemap of set.
+func (c *cutStage) flush(set *set) error {
+	if s := set.cutter.Flush(); s != nil {
+		if err := c.send(set, s, false); err != nil {
+			return err
+		}
+	}
+	if set.news == nil {
+		return nil
+	}
+	s := set.news.Flush()
+	if s == nil && set.newsSitemaps == 0 {
+		// No fresh article: an empty news sitemap keeps the name listed
+		// (Google: it "will not cause any problems").
+		s = &shard.Sitemap{Num: 1, Data: []byte(set.news.Header() + shard.Footer)}
+	}
+	if s == nil {
+		return nil
+	}
+	return c.send(set, s, true)
 }

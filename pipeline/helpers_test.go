@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
@@ -22,6 +23,9 @@ const (
 	fixtures    = "../testdata/columnar/"
 	fixtureBase = "https://www.example.com/"
 )
+
+// testNow is the --now of the tests that compare runs' bytes.
+var testNow = time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
 
 // runTo runs cfg into a fresh folder and returns the report and the set.
 func runTo(t *testing.T, cfg Config) (*Report, *xmltest.Set, string) {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,19 +47,27 @@ type run struct {
 	namespaces encode.Namespaces
 	free       chan *Batch // recycled batches; its capacity bounds the batches in flight
 	depth      int
-	cutter     *shard.Cutter
-	news       *shard.Cutter // cuts the news sitemaps; nil: the input has no news columns
-	hreflang   *reciprocity  // nil: the run lists no alternates
+	hreflang   *reciprocity // nil: the run lists no alternates
 
-	layout publish.Layout
-	tx     *publish.Tx
+	main *set // the set of a run without groups
+	// A grouped run's sets, their destinations, and the transactions
+	// beginning in the background.
+	groups    *groups
+	dests     destinations
+	begins    sync.WaitGroup
+	beginSem  chan struct{}
+	shardFree chan *shard.Sitemap // the groups' recycled shard buffers
+	maxEntry  int                 // the longest entry a shard takes
+	maxNews   int                 // the longest news entry (0: no news)
 
-	mu        sync.Mutex
-	shards    []publish.File // by shard number - 1
-	newsFiles []publish.File // by news sitemap number - 1
-	readOK    atomic.Bool    // every input was read to its end without error
-	reused    atomic.Int64   // sitemaps reused without compression
-	rowsRead  atomic.Int64   // rows handed out by the inputs
+	mu       sync.Mutex
+	drys     map[sink.Store]*sink.DryRun // dry run: the decorators of the groups' own sinks
+	readOK   atomic.Bool                 // every input was read to its end without error
+	reused   atomic.Int64                // sitemaps reused without compression
+	rowsRead atomic.Int64                // rows handed out by the inputs
+	// encodeFailed: a worker failed (a grouped run's error), so a batch
+	// never reached the cut stage though the input was read whole.
+	encodeFailed atomic.Bool
 }
 
 // Run reads the inputs and publishes a complete sitemap set to cfg.Sink, or
@@ -81,19 +91,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return finish(err)
 	}
-	if cfg.Sink == nil {
+	if cfg.Sink == nil && (cfg.Group == nil || cfg.Group.Place == nil) {
 		return finish(errors.New("no output sink"))
 	}
 	cfg = cfg.withDefaults(start)
 	var dry *sink.DryRun
-	if cfg.DryRun {
+	if cfg.DryRun && cfg.Sink != nil {
 		var ok bool
 		if dry, ok = cfg.Sink.(*sink.DryRun); !ok { // the caller's, if it made one
 			dry = sink.NewDryRun(cfg.Sink)
 		}
 		cfg.Sink = dry
 	}
-	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, layout: publish.NewLayout(cfg.Name)}
+	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep}
 	rep.DryRun = cfg.DryRun
 	files, err := input.ExpandRemote(ctx, cfg.Inputs, cfg.Remote)
 	if err != nil {
@@ -104,11 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return finish(err)
 	}
 	defer input.Release(files) // those a failed read did not reach
-	r.tx, err = publish.Begin(ctx, cfg.Sink, r.layout, publish.Options{
-		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: cfg.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Switched: cfg.Switched,
-	})
-	if err != nil {
+	if err := r.begin(ctx); err != nil {
 		return finish(err)
 	}
 	err = r.generate(ctx)
@@ -117,21 +123,101 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		err = r.publish(ctx)
 	}
 	if err != nil {
-		r.tx.Abort(ctx)
+		r.abort(ctx)
 	}
-	rep.Uploaded, rep.Skipped, _ = r.tx.Transfers()
-	rep.Reused = int(r.reused.Load())
+	r.closeDestinations(ctx)
+	r.transfers(dry)
 	// Rows read but not accounted (in flight when the run failed), so that
 	// rows = urls + rejected + unfinished holds on every path.
 	accounted := rep.Rows
 	rep.Rows = r.rowsRead.Load()
 	rep.Unfinished = rep.Rows - accounted
-	if dry != nil {
-		_, _, skips := r.tx.Transfers()
-		rep.Plan = &Plan{Upload: dry.Puts(), Skip: skips, Delete: dry.Deletes()}
-		rep.Deleted = nil // nothing was
-	}
 	return finish(err)
+}
+
+// begin starts the publish: the transaction of a run's only set, or the
+// registry of a grouped run's sets and the lock of its shared destination,
+// taken before the input is read.
+func (r *run) begin(ctx context.Context) error {
+	cfg := &r.cfg
+	if cfg.Group == nil {
+		r.main = &set{layout: publish.NewLayout(cfg.Name), began: make(chan struct{}),
+			place: Place{Name: cfg.Name, PublicURL: cfg.PublicURL, Scope: cfg.Scope, Sink: cfg.Sink, Verify: cfg.Verify}}
+		close(r.main.began)
+		r.main.tx, r.main.err = publish.Begin(ctx, cfg.Sink, r.main.layout, r.txOptions(nil, cfg.Verify))
+		return r.main.err
+	}
+	r.groups = newGroups(ctx, r)
+	r.beginSem = make(chan struct{}, beginsAtOnce)
+	r.shardFree = make(chan *shard.Sitemap, 16)
+	if cfg.Sink != nil {
+		_, err := r.destination(ctx, cfg.Sink)
+		return err
+	}
+	return nil
+}
+
+// sets returns the run's sets: its only one, or its groups' in name order.
+func (r *run) sets() []*set {
+	if r.main != nil {
+		return []*set{r.main}
+	}
+	if r.groups == nil {
+		return nil
+	}
+	r.begins.Wait() // every transaction has begun or failed to
+	return r.groups.all()
+}
+
+// abort undoes what every set's transaction wrote.
+func (r *run) abort(ctx context.Context) {
+	for _, s := range r.sets() {
+		if s.tx != nil {
+			s.tx.Abort(ctx)
+		}
+	}
+}
+
+// transfers adds up the sets' uploads and skips in the report, and a dry
+// run's plan.
+func (r *run) transfers(dry *sink.DryRun) {
+	rep := r.rep
+	var skips []string
+	for _, s := range r.sets() {
+		if s.tx == nil {
+			continue
+		}
+		up, sk, names := s.tx.Transfers()
+		addTransfer(&rep.Uploaded, up)
+		addTransfer(&rep.Skipped, sk)
+		skips = append(skips, names...)
+	}
+	rep.Reused = int(r.reused.Load())
+	if !r.cfg.DryRun {
+		return
+	}
+	plan := &Plan{Skip: skips}
+	drys := []*sink.DryRun{}
+	if dry != nil {
+		drys = append(drys, dry)
+	}
+	for _, d := range r.drys {
+		drys = append(drys, d)
+	}
+	slices.SortFunc(drys[min(1, len(drys)):], func(a, b *sink.DryRun) int { return strings.Compare(a.String(), b.String()) })
+	for _, d := range drys {
+		plan.Upload = append(plan.Upload, d.Puts()...)
+		plan.Delete = append(plan.Delete, d.Deletes()...)
+	}
+	rep.Plan = plan
+	rep.Deleted = nil // nothing was
+}
+
+func addTransfer(t *publish.Transfer, u publish.Transfer) {
+	t.Files += u.Files
+	t.Bytes += u.Bytes
+	t.Shards += u.Shards
+	t.ShardBytes += u.ShardBytes
 }
 
 // generate runs the parallel stages and writes every shard.
@@ -197,7 +283,9 @@ func (r *run) generate(ctx context.Context) error {
 		g.Go(func() error { return r.upload(ctx, putCtx, toUpload) })
 	}
 	err := g.Wait()
-	r.rep.shardBuffers = r.cutter.Buffers()
+	if r.main != nil {
+		r.rep.shardBuffers = r.main.cutter.Buffers()
+	}
 	return err
 }
 
@@ -210,21 +298,20 @@ func (r *run) prepare() (ncomp int) {
 	for range r.depth {
 		r.free <- newBatch(input.DefaultChunk)
 	}
-	ns := r.namespaces
-	if ns&encode.NSNews != 0 {
-		// News items go to news sitemaps of their own, packed tight: they
-		// are rewritten every run under fixed names, so stable cuts buy nothing.
-		r.news, _ = shard.NewCutter(shard.CutterOptions{MaxURLs: cfg.MaxNewsURLs, MaxBytes: cfg.MaxBytes,
-			Header: shard.URLSetHeaderSchema(encode.NSNews, cfg.SchemaLocation), Mode: shard.CutTight})
-		ns &^= encode.NSNews
+	if r.namespaces&encode.NSNews != 0 {
 		r.rep.News = &NewsReport{
 			Oldest: cfg.Now.Add(-cfg.NewsWindow).UTC().Format(time.RFC3339),
 			Newest: cfg.Now.Add(encode.NewsSkew).UTC().Format(time.RFC3339),
 		}
 	}
-	// No Curve: NewCutter cannot fail.
-	r.cutter, _ = shard.NewCutter(shard.CutterOptions{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes,
-		Header: shard.URLSetHeaderSchema(ns, cfg.SchemaLocation), Mode: cfg.Cut})
+	if r.main != nil {
+		r.main.cutter, r.main.news = r.newCutter(true), r.newNewsCutter()
+	}
+	proto := r.newCutter(true)
+	r.maxEntry = proto.MaxEntry()
+	if news := r.newNewsCutter(); news != nil {
+		r.maxNews = news.MaxEntry()
+	}
 
 	r.hreflang = newReciprocity(r)
 

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
@@ -45,7 +44,7 @@ func sortRunTies(t *testing.T, rows []string, dedup bool, ties TieOrder, rejects
 	}
 	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm",
 		MaxURLs: 500, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Cut: shard.CutStable,
-		Sort: true, Dedup: dedup, Ties: ties, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+		Sort: true, Dedup: dedup, Ties: ties, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: testNow}
 	if rejects != nil {
 		cfg.Rejects = rejects
 	}
@@ -206,7 +205,7 @@ func TestSortMergeHoldsNoBatches(t *testing.T) {
 	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: h, Name: "sm", Workers: workers,
 		// Small shards: their buffers (MaxBytes each) are live too.
 		MaxURLs: 5000, MaxBytes: 1 << 20, Fanout: 1000, GzipLevel: 1, Cut: shard.CutStable,
-		Sort: true, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)}
+		Sort: true, TmpDir: t.TempDir(), SortMemory: 256 << 10, Now: testNow}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -28,9 +28,9 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 		t := time.Now()
 		var err error
 		if u.news {
-			err = r.tx.PutNews(putCtx, u.file, u.data)
+			err = u.tx.PutNews(putCtx, u.file, u.data)
 		} else {
-			err = r.tx.PutShard(putCtx, u.file, u.data)
+			err = u.tx.PutShard(putCtx, u.file, u.data)
 		}
 		r.gzFree <- u.data
 		if err != nil {

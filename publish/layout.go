@@ -92,6 +92,13 @@ const (
 
 // Kind reads name back: which of the set's files it is, or Foreign.
 func (l Layout) Kind(name string) Kind {
+	// Every name of the set starts with the stem, or with dots and the
+	// stem (the lock, a folder's temporary files, sink.TempOf): the rest are another
+	// set's, found without building a name (a folder of a thousand sets
+	// asks a thousand layouts about every file).
+	if !strings.HasPrefix(strings.TrimLeft(name, "."), l.stem) {
+		return Foreign
+	}
 	if target, ok := sink.TempOf(name); ok {
 		if l.Kind(target) != Foreign {
 			return TempFile

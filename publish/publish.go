@@ -68,6 +68,10 @@ type Options struct {
 	// and the new one: the previous generation's files can still be read.
 	// It cannot fail the publish.
 	Switched func(ctx context.Context, prev, next *Manifest)
+	// Destination, when set, is the store's lock and listing, shared with
+	// the other sets published there by the same run: Begin takes neither
+	// itself, and the lock is the Destination's to release.
+	Destination *Destination
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -124,6 +128,9 @@ type Tx struct {
 	manifest bool              // the new manifest is in place
 	unsure   bool              // the root write failed and may have landed: keep everything
 	switched bool              // the new root is in place: nothing to undo
+
+	ready *prepared    // what Prepare made
+	dest  *Destination // nil: the Tx holds the lock and listing itself
 }
 
 // Begin starts a publish into store of the set l names: it takes the
@@ -141,7 +148,10 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	if lk, ok := store.(sink.Locker); ok {
+	if d := opt.Destination; d != nil {
+		t.dest, t.lock, t.before, t.info = d, d.lock, d.before, d.info
+		d.begun(l)
+	} else if lk, ok := store.(sink.Locker); ok {
 		ttl := opt.LockTTL
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
@@ -155,8 +165,10 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 			}
 		}()
 	}
-	if err := t.list(ctx); err != nil {
-		return nil, err
+	if t.dest == nil {
+		if err := t.list(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if in, ok := t.info[l.Manifest()]; ok && in.Size > MaxManifestSize {
 		return nil, fmt.Errorf("%s: manifest %s: %d bytes, more than a manifest of this sitemapgen can hold (%d); move it away to start a new history",
@@ -304,7 +316,7 @@ func owner() string {
 // release gives up the lock, if any; a publish that cannot release it says
 // so, and the lock expires (S3) or died with the process (a folder).
 func (t *Tx) release() {
-	if t.lock == nil {
+	if t.lock == nil || t.dest != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -450,6 +462,10 @@ func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
 	t.mu.Unlock()
 	return f, true
 }
+
+// Published returns the manifest of the set published before this
+// publish, nil when there is none.
+func (t *Tx) Published() *Manifest { return t.prev }
 
 // Transfers reports the files written so far and those skipped because
 // the store already held their bytes, with the names of the skipped.
@@ -665,9 +681,40 @@ func (t *Tx) sync() error {
 
 // Commit writes the intermediate indexes, the manifest, the root index and
 // the robots lines of set, whose shards PutShard has stored, then deletes
-// what neither this generation nor a kept earlier one lists.
+// what neither this generation nor a kept earlier one lists. It is Prepare,
+// Switch and Finish in a row.
 func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
+	res, err := t.Prepare(ctx, set)
+	if err == nil {
+		err = t.Switch(ctx)
+	}
+	if err == nil {
+		err = t.Finish(ctx)
+	}
+	return res, err
+}
+
+// prepared is what Prepare made for Switch and Finish.
+type prepared struct {
+	res           *Result
+	root, base    string
+	rootData      []byte
+	prevRoot      []byte // the root index Switch replaces (nil: none was published)
+	manifest      *Manifest
+	raw           []byte // the manifest's bytes
+	robotsName    string
+	robots        []byte
+	robotsChanged bool
+}
+
+// Prepare writes the intermediate indexes of set, whose shards PutShard has
+// stored, runs Options.Verify and makes the manifest: everything but the
+// switch, so that the switches of several sets (Destination) can follow
+// one another once every set is prepared. The Result it returns is filled
+// in by Switch and Finish.
+func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	res := &Result{}
+	t.ready = &prepared{res: res}
 	if err := t.checkShrink(set.URLs); err != nil {
 		return res, err
 	}
@@ -712,8 +759,15 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 			}
 		}
 	}
-	// The shards' names must be durable before an index names them.
-	if err := t.sync(); err != nil {
+	// The shards' names must be durable before an index names them (in a
+	// Destination, every set's shards are stored before the first Prepare:
+	// one sync does for all).
+	if t.dest == nil {
+		err = t.sync()
+	} else {
+		err = t.dest.syncOnce()
+	}
+	if err != nil {
 		return res, err
 	}
 	rootIx := indexes[len(indexes)-1]
@@ -738,63 +792,135 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 		// Verified now, or reused from a night that verified it.
 		files[i].Verified = t.opt.Verify != nil || t.trusted[files[i].Name]
 	}
-	robotsName := robotsFile.Name
 	files = append(files, Describe(root, rootIx.Data), robotsFile)
 	m := t.newManifest(set, files, len(indexes), res.Submit)
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
 	}
-	if err := t.confirm(ctx); err != nil {
-		return res, err
+	p := t.ready
+	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
+	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
+	res.Indexes = len(indexes)
+	if t.dest != nil && slices.Contains(t.before, root) {
+		// Kept so that Unswitch can put it back when another set of the
+		// destination fails to switch.
+		if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+		}
 	}
-	// The manifest goes in before the root: should the run die between the
-	// two, the next run still knows the files of the published root (they are
-	// the manifest's previous generation) and keeps them for the grace period.
-	if err := t.putFixed(ctx, t.layout.Manifest(), append(raw, '\n')); err != nil {
-		return res, err
+	return res, nil
+}
+
+// Switch puts the prepared set in place: the manifest, then the root
+// index. It is PutManifest, a sync of the store, and PutRoot.
+func (t *Tx) Switch(ctx context.Context) error {
+	if err := t.PutManifest(ctx); err != nil {
+		return err
+	}
+	if err := t.sync(); err != nil {
+		return err
+	}
+	return t.PutRoot(ctx)
+}
+
+// PutManifest puts the prepared manifest in place, the first half of
+// Switch. The manifest goes in before the root: should the run die between
+// the two, the next run still knows the files of the published root (they
+// are the manifest's previous generation) and keeps them for the grace
+// period. The sets of a Destination put all their manifests, sync the
+// store once (Destination.Sync), then put all their roots.
+func (t *Tx) PutManifest(ctx context.Context) error {
+	p := t.ready
+	if p == nil || p.raw == nil {
+		return errors.New("publish: Switch before a successful Prepare")
+	}
+	if err := t.confirm(ctx); err != nil {
+		return err
+	}
+	if err := t.putFixed(ctx, t.layout.Manifest(), p.raw); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	t.manifest = true
 	t.mu.Unlock()
-	if err := t.sync(); err != nil {
-		return res, err
-	}
+	return nil
+}
+
+// PutRoot puts the prepared root index in place: the switch.
+func (t *Tx) PutRoot(ctx context.Context) error {
+	p := t.ready
 	if err := t.holding(); err != nil {
-		return res, err
+		return err
 	}
-	if err := t.putRoot(ctx, root, rootIx.Data); err != nil {
-		return res, err
+	if err := t.putRoot(ctx, p.root, p.rootData); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	t.switched = true
 	t.mu.Unlock()
+	res := p.res
 	res.Published = true
-	res.Generation = m.Generation
-	res.Indexes = len(indexes)
-	res.Root = set.Base + root
-	res.Files = append(res.Files, root)
+	res.Generation = p.manifest.Generation
+	res.Root = p.base + p.root
+	res.Files = append(res.Files, p.root)
+	return nil
+}
 
+// Unswitch puts back the root index a Switch replaced (or removes the new
+// one, on a first publish), so that Abort can undo the rest: the previous
+// set is live again. A Destination calls it on the sets that switched
+// before another one failed to.
+func (t *Tx) Unswitch(ctx context.Context) error {
+	t.mu.Lock()
+	switched := t.switched
+	t.mu.Unlock()
+	if !switched {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	p := t.ready
+	var err error
+	if p.prevRoot != nil {
+		err = t.store.Put(ctx, p.root, p.prevRoot)
+	} else {
+		err = t.store.Delete(ctx, p.root)
+	}
+	if err != nil {
+		return fmt.Errorf("put back the previous %s: %w", p.root, err)
+	}
+	t.mu.Lock()
+	t.switched = false
+	t.mu.Unlock()
+	p.res.Published, p.res.Generation, p.res.Root = false, 0, ""
+	return nil
+}
+
+// Finish writes the robots lines of the switched set, calls
+// Options.Switched, and deletes what no kept generation lists.
+func (t *Tx) Finish(ctx context.Context) error {
+	p := t.ready
+	res := p.res
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	if err := t.putFixed(ctx, robotsName, robots); err != nil {
+	if err := t.putFixed(ctx, p.robotsName, p.robots); err != nil {
 		// Skip the prune: the old robots lines still name existing indexes.
-		return res, fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
-			ErrPublishedIncomplete, res.Root, robotsName, err)
+		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
+			ErrPublishedIncomplete, res.Root, p.robotsName, err)
 	}
-	res.Files = append(res.Files, robotsName, t.layout.Manifest())
-	res.RobotsChanged = robotsChanged
-	if robotsChanged && t.prev != nil {
+	res.Files = append(res.Files, p.robotsName, t.layout.Manifest())
+	res.RobotsChanged = p.robotsChanged
+	if p.robotsChanged && t.prev != nil {
 		t.log.Warn("the Sitemap: lines changed: deploy the new robots lines ("+robotsChange(t.prev.Submit, res.Submit)+")",
-			"file", robotsName, "lines", len(res.Submit))
+			"file", p.robotsName, "lines", len(res.Submit))
 	}
-
 	if t.opt.Switched != nil {
-		t.opt.Switched(ctx, t.prev, m)
+		t.opt.Switched(ctx, t.prev, p.manifest)
 	}
 	keep := map[string]bool{}
-	for _, g := range m.Generations() {
+	for _, g := range p.manifest.Generations() {
 		for _, f := range g.Files {
 			keep[f.Name] = true
 		}
@@ -804,14 +930,15 @@ func (t *Tx) Commit(ctx context.Context, set Set) (*Result, error) {
 	if err := t.holding(); err != nil {
 		t.log.Warn("prune skipped", "err", err)
 		t.release()
-		return res, nil
+		return nil
 	}
+	var err error
 	res.Deleted, err = t.prune(ctx, keep)
 	if err != nil {
 		t.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
 	}
 	t.release()
-	return res, nil
+	return nil
 }
 
 // robotsChange says why the robots lines changed, from the URLs the
@@ -862,9 +989,9 @@ func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *M
 // prune deletes the owned files keep does not hold, and aborts the
 // incomplete uploads of owned names.
 func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string, err error) {
-	names, err := t.store.List(ctx)
+	names, err := t.names(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", t.store, err)
+		return nil, err
 	}
 	var plan []string
 	for _, n := range names {
@@ -885,12 +1012,25 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 			deleted = append(deleted, n)
 		}
 	}
-	if a, ok := t.store.(sink.Aborter); ok {
+	if a, ok := t.store.(sink.Aborter); ok && t.dest == nil { // else the Destination's Close does it once
 		if _, err := a.AbortIncomplete(ctx, t.layout.Owned); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// names lists the store, or in a Destination takes its one listing after
+// the switch.
+func (t *Tx) names(ctx context.Context) ([]string, error) {
+	if t.dest != nil {
+		return t.dest.listAfter(ctx)
+	}
+	names, err := t.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", t.store, err)
+	}
+	return names, nil
 }
 
 // Abort removes the files a failed publish wrote that were not there
@@ -923,7 +1063,7 @@ func (t *Tx) Abort(ctx context.Context) {
 	// Only what is there: a put that failed may have left nothing, and a
 	// delete of it would fail too (a read-only folder) and warn of nothing.
 	present := map[string]bool{}
-	if names, err := t.store.List(ctx); err == nil {
+	if names, err := t.names(ctx); err == nil {
 		for _, n := range names {
 			present[n] = true
 		}
@@ -955,7 +1095,7 @@ func (t *Tx) Abort(ctx context.Context) {
 			t.log.Warn("cleanup after failure: restore the manifest", "file", name, "err", err)
 		}
 	}
-	if a, ok := t.store.(sink.Aborter); ok {
+	if a, ok := t.store.(sink.Aborter); ok && t.dest == nil {
 		if _, err := a.AbortIncomplete(ctx, t.layout.Owned); err != nil {
 			t.log.Warn("cleanup after failure: abort incomplete uploads", "err", err)
 		}

@@ -77,6 +77,7 @@ type Cutter struct {
 	free     chan *Sitemap // recycled shards, so buffers are reused
 	stable   *stable       // the curve of CutStable; nil for CutTight
 	cutNext  bool          // Add found a content-defined cut after the last entry: close before the next
+	capacity int           // of a new shard buffer
 }
 
 // Buffers reports how many shard buffers c has allocated: the most shards
@@ -94,6 +95,14 @@ type CutterOptions struct {
 	Mode   CutMode // CutTight (the zero value) or CutStable
 	// Curve is where CutStable cuts (nil: DefaultCurve).
 	Curve *Curve
+	// Free, when set, holds the recycled shards of several Cutters of the
+	// same MaxBytes (the groups of a run), so that their buffers go round
+	// instead of each Cutter keeping its own (nil: its own, of 16).
+	Free chan *Sitemap
+	// Capacity is the capacity of a new shard buffer, which grows as
+	// entries come (0: MaxBytes, at most 16 MiB): small for the many
+	// Cutters of a grouped run, most of whose shards are small.
+	Capacity int
 }
 
 // NewCutter returns a Cutter with the options o. It fails only on a Curve
@@ -102,7 +111,13 @@ func NewCutter(o CutterOptions) (*Cutter, error) {
 	if o.Header == "" {
 		o.Header = Header
 	}
-	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: make(chan *Sitemap, 16)}
+	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: o.Free, capacity: o.Capacity}
+	if c.free == nil {
+		c.free = make(chan *Sitemap, 16)
+	}
+	if c.capacity <= 0 {
+		c.capacity = min(c.maxBytes, 16<<20)
+	}
 	if o.Mode == CutStable {
 		cv := DefaultCurve
 		if o.Curve != nil {
@@ -297,7 +312,7 @@ func (c *Cutter) start() *Sitemap {
 	select {
 	case s = <-c.free:
 	default:
-		s = &Sitemap{Data: make([]byte, 0, min(c.maxBytes, 16<<20))}
+		s = &Sitemap{Data: make([]byte, 0, c.capacity)}
 		c.buffers++
 	}
 	c.n++

@@ -85,6 +85,9 @@ type generateFlags struct {
 	indexNowAll                           bool
 	indexNowMax                           int
 	notify                                *notifier // nil: IndexNow is off
+
+	groupBy, defaultGroup string
+	maxGroups             int
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -135,7 +138,10 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.indexNowKeyLocation, "indexnow-key-location", "", "URL of the key file when it is not KEY.txt at the host's root; the scope must lie under its folder")
 	fs.BoolVar(&f.indexNowAll, "indexnow-all", false, "on a first run (no previous generation), post every URL")
 	fs.IntVar(&f.indexNowMax, "indexnow-max-urls", 200000, "the most URLs IndexNow reads back from the changed sitemaps and sends; a larger change is not sent")
-	names := [input.NumColumns]string{"loc", "lastmod", "changefreq", "priority"}
+	fs.StringVar(&f.groupBy, "group-by", "", "split the rows into sitemap sets, one per group: COLUMN (a CSV, Parquet or Arrow column) or host (the host of the loc); group G's files are named NAME-G, or NAME in a folder of its own when --out holds {group} (see docs/groups.md)")
+	fs.StringVar(&f.defaultGroup, "default-group", "", "--group-by: the group of rows whose group value is empty (default: they are rejected, group_empty)")
+	fs.IntVar(&f.maxGroups, "max-groups", pipeline.DefaultMaxGroups, "--group-by: the most groups; more fail the run, nothing published")
+	names := [input.CoreColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
 		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
 	}
@@ -221,7 +227,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// The records of the run carry the generation it publishes. A manifest
 	// that cannot be read fails the run in the pipeline, which says why.
-	if m, _, err := publish.ReadManifest(ctx, cfg.Sink, publish.NewLayout(cfg.Name)); err == nil {
+	if cfg.Group != nil {
+		// Each group has a generation of its own: the report says them.
+	} else if m, _, err := publish.ReadManifest(ctx, cfg.Sink, publish.NewLayout(cfg.Name)); err == nil {
 		var prev int64
 		if m != nil {
 			prev = m.Generation
@@ -334,13 +342,13 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.publicURL == "" {
 		return cfg, closeOut, usageError{errors.New("--public-url is required")}
 	}
-	pub, err := urlFlag("public-url", f.publicURL)
+	pub, err := urlFlag("public-url", sampleGroup(f.publicURL))
 	if err != nil {
 		return cfg, closeOut, err
 	}
 	scope := pub
 	if f.scope != "" {
-		if scope, err = urlFlag("scope", f.scope); err != nil {
+		if scope, err = urlFlag("scope", sampleGroup(f.scope)); err != nil {
 			return cfg, closeOut, err
 		}
 	}
@@ -422,24 +430,16 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.notify, err = f.newNotifier(&cfg, log); err != nil {
 		return cfg, closeOut, err
 	}
-	if strings.HasPrefix(f.out, "s3://") {
-		bucket, prefix, err := sink.ParseS3URL(f.out)
-		if err != nil {
-			return cfg, closeOut, usageError{fmt.Errorf("--out: %w", err)}
-		}
-		s, err := sink.NewS3(ctx, sink.S3Options{
-			Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle,
-			CacheControl: f.cacheControl, PartSize: int64(f.s3PartSize) << 20,
-		})
-		if err != nil {
+	if !strings.Contains(f.out, groupPlaceholder) {
+		if cfg.Sink, err = f.newSink(ctx, f.out); err != nil {
 			return cfg, closeOut, err
 		}
-		cfg.Sink = s
-	} else if cfg.Sink, err = sink.NewLocal(f.out); err != nil {
-		return cfg, closeOut, err
+		if f.verify {
+			cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
+		}
 	}
-	if f.verify {
-		cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
+	if err := f.grouping(ctx, &cfg, log); err != nil {
+		return cfg, closeOut, err
 	}
 	if f.notify != nil {
 		f.notify.getter = cfg.Sink
@@ -482,6 +482,21 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		}
 	}
 	return cfg, closeOut, nil
+}
+
+// newSink returns the destination out names: a folder or s3://bucket/prefix.
+func (f *generateFlags) newSink(ctx context.Context, out string) (sink.Store, error) {
+	if !strings.HasPrefix(out, "s3://") {
+		return sink.NewLocal(out)
+	}
+	bucket, prefix, err := sink.ParseS3URL(out)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--out: %w", err)}
+	}
+	return sink.NewS3(ctx, sink.S3Options{
+		Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle,
+		CacheControl: f.cacheControl, PartSize: int64(f.s3PartSize) << 20,
+	})
 }
 
 // parsePercent reads "50%" or "50" as 0.5.

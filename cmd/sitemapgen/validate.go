@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,6 +100,47 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return exitFail
 	}
+	// A folder (or prefix) without NAME.xml that holds the sets of a
+	// grouped run (NAME-GROUP.xml beside NAME-GROUP.manifest.json): each
+	// is checked, its orphans among its own names only.
+	roots := []string{root}
+	if sets := groupRoots(ctx, files, root, pos[0]); len(sets) > 0 {
+		roots = sets
+		opt.SkipOrphans = false // every one is a set's root, beside its manifest
+	}
+	var reps []*check.Report
+	ok := true
+	for _, root := range roots {
+		rep, code := checkSet(ctx, files, root, opt, stdout, stderr)
+		if code != exitOK {
+			return code
+		}
+		reps = append(reps, rep)
+		ok = ok && rep.OK()
+	}
+	if f.report != "" {
+		var v any = reps[0]
+		if len(reps) > 1 {
+			v = reps // one report per set
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err == nil {
+			err = os.WriteFile(f.report, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sitemapgen validate: --report: %v\n", err)
+			return exitFail
+		}
+	}
+	if !ok {
+		return exitFail
+	}
+	return exitOK
+}
+
+// checkSet checks the set of root and prints its problems and summary; a
+// check that could not run returns exitFail.
+func checkSet(ctx context.Context, files check.Files, root string, opt check.Options, stdout, stderr io.Writer) (*check.Report, int) {
 	rep, err := check.Set(ctx, files, root, opt)
 	if err != nil && ctx.Err() != nil {
 		// A signal: say how far the check got, not "context canceled".
@@ -107,11 +149,11 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: %s read to the end (%d sitemaps, %d indexes, %d URLs, %d bytes uncompressed), %d problems so far\n",
 			rep.Seconds, location(files.String(), rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
-		return exitFail
+		return rep, exitFail
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
-		return exitFail
+		return rep, exitFail
 	}
 	for _, p := range rep.List {
 		fmt.Fprintln(stdout, p)
@@ -124,20 +166,34 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stderr, "warning: %d file(s) named as this set's sitemaps that nothing lists (a failed run's uploads; the next generate run deletes them): %s\n", n, names)
 	}
-	if f.report != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(f.report, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "sitemapgen validate: --report: %v\n", err)
-			return exitFail
+	return rep, exitOK
+}
+
+// groupRoots returns the roots of the sets NAME-GROUP in files when ROOT
+// is a folder or prefix that holds no NAME.xml (root) but such sets; nil
+// otherwise.
+func groupRoots(ctx context.Context, files check.Files, root, rootArg string) []string {
+	if strings.HasPrefix(rootArg, "http://") || strings.HasPrefix(rootArg, "https://") || strings.HasSuffix(rootArg, ".xml") || strings.HasSuffix(rootArg, ".xml.gz") {
+		return nil
+	}
+	if rc, err := files.Open(ctx, root); err == nil {
+		rc.Close()
+		return nil
+	}
+	names, err := files.List(ctx)
+	if err != nil {
+		return nil
+	}
+	stem := strings.TrimSuffix(root, ".xml")
+	var roots []string
+	for _, n := range names {
+		set, ok := strings.CutSuffix(n, ".manifest.json")
+		if ok && strings.HasPrefix(set, stem+"-") && slices.Contains(names, set+".xml") {
+			roots = append(roots, set+".xml")
 		}
 	}
-	if !rep.OK() {
-		return exitFail
-	}
-	return exitOK
+	slices.Sort(roots)
+	return roots
 }
 
 // summarize prints the one-paragraph summary of a check.

@@ -174,7 +174,7 @@ func arrowText(t *testing.T, path string) (string, error) {
 			return sb.String(), err
 		}
 		for i := range b.Len() {
-			for c := range input.NumColumns {
+			for c := range input.CoreColumns {
 				if len(b.Fields[c]) > 0 {
 					fmt.Fprintf(&sb, "%q,", b.Fields[c][i])
 				}

@@ -11,12 +11,27 @@ const (
 	Lastmod
 	Changefreq
 	Priority
+	// Group is the column --group-by names: which sitemap set the row
+	// belongs to. It has no default name: unmapped unless named.
+	Group
 	NumColumns
+
+	// CoreColumns bounds the fields written in a <url>: Loc..Priority.
+	CoreColumns = Group
 )
 
 // DefaultNames are the column names each field is read from unless
 // Options.Columns names another.
-var DefaultNames = [NumColumns]string{Loc: "loc", Lastmod: "lastmod", Changefreq: "changefreq", Priority: "priority"}
+var DefaultNames = [NumColumns]string{Loc: "loc", Lastmod: "lastmod", Changefreq: "changefreq", Priority: "priority", Group: ""}
+
+// FieldName returns the name of field c in messages and flags: "loc",
+// "lastmod", ..., "group".
+func FieldName(c Column) string {
+	if c == Group {
+		return "group"
+	}
+	return DefaultNames[c]
+}
 
 // Batch is a run of consecutive input rows, held as views into Buf. A
 // Source fills it; every view stays valid until the Batch is reset.

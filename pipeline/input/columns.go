@@ -67,7 +67,10 @@ func (o Options) Map(have []string) (Mapping, error) {
 			n = DefaultNames[c]
 		}
 		m.Names[c] = n
-		m.Index[c] = find(have, n)
+		m.Index[c] = -1
+		if n != "" { // an unnamed Group column is not read
+			m.Index[c] = find(have, n)
+		}
 	}
 	for c := range NumColumns {
 		if m.Index[c] >= 0 || c != Loc && strings.EqualFold(m.Names[c], DefaultNames[c]) {
@@ -134,8 +137,12 @@ type DuplicateError struct {
 // Error names the field, both columns (1-based, as a person counts them)
 // and what to do.
 func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("%v: columns %d (%q) and %d (%q) both match the %s column name %q; rename or drop one, or map another with --%s-column",
-		ErrDuplicateColumn, e.First+1, e.Have[e.First], e.Second+1, e.Have[e.Second], DefaultNames[e.Field], e.Name, DefaultNames[e.Field])
+	flag := "--" + FieldName(e.Field) + "-column"
+	if e.Field == Group {
+		flag = "--group-by"
+	}
+	return fmt.Sprintf("%v: columns %d (%q) and %d (%q) both match the %s column name %q; rename or drop one, or map another with %s",
+		ErrDuplicateColumn, e.First+1, e.Have[e.First], e.Second+1, e.Have[e.Second], FieldName(e.Field), e.Name, flag)
 }
 
 // Unwrap returns ErrDuplicateColumn.
@@ -163,7 +170,11 @@ func (e *ColumnError) Error() string {
 		}
 		fmt.Fprintf(&cols, "%q", h)
 	}
-	field := DefaultNames[e.Field]
+	field := FieldName(e.Field)
+	if e.Field == Group {
+		return fmt.Sprintf("%v: no group column: none of the columns (%s) is named %q; name the column that holds the groups with --group-by",
+			ErrNoColumn, cols.String(), e.Name)
+	}
 	if e.Field == Loc {
 		return fmt.Sprintf("%v: no loc column: none of the columns (%s) is named %q; name the column that holds the URLs with --loc-column",
 			ErrNoColumn, cols.String(), e.Name)

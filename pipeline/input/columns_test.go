@@ -15,11 +15,11 @@ func TestMap(t *testing.T) {
 		err     error
 		msg     string // the error's text, when err is set
 	}{
-		{have: []string{"loc"}, want: [...]int{0, -1, -1, -1}},
-		{have: []string{"priority", " LOC ", "lastmod", "x", "changefreq"}, want: [...]int{1, 2, 4, 0}},
-		{have: []string{"LOC", "loc"}, want: [...]int{1, -1, -1, -1}},              // exact wins: no guess
-		{have: []string{"loc", "x", "x", "lastmod"}, want: [...]int{0, 3, -1, -1}}, // unmapped columns may repeat
-		{have: []string{"url", "Url"}, columns: [input.NumColumns]string{"URL"}, want: [...]int{-1, -1, -1, -1}, err: input.ErrDuplicateColumn,
+		{have: []string{"loc"}, want: [...]int{0, -1, -1, -1, -1}},
+		{have: []string{"priority", " LOC ", "lastmod", "x", "changefreq"}, want: [...]int{1, 2, 4, 0, -1}},
+		{have: []string{"LOC", "loc"}, want: [...]int{1, -1, -1, -1, -1}},              // exact wins: no guess
+		{have: []string{"loc", "x", "x", "lastmod"}, want: [...]int{0, 3, -1, -1, -1}}, // unmapped columns may repeat
+		{have: []string{"url", "Url"}, columns: [input.NumColumns]string{"URL"}, want: [...]int{-1, -1, -1, -1, -1}, err: input.ErrDuplicateColumn,
 			msg: `duplicate column: columns 1 ("url") and 2 ("Url") both match the loc column name "URL"; rename or drop one, or map another with --loc-column`},
 		{have: []string{"loc", "lastmod", "loc"}, err: input.ErrDuplicateColumn,
 			msg: `duplicate column: columns 1 ("loc") and 3 ("loc") both match the loc column name "loc"; rename or drop one, or map another with --loc-column`},
@@ -28,8 +28,15 @@ func TestMap(t *testing.T) {
 		{have: []string{"loc", "LastMod", "lastmod", "lastmod"}, err: input.ErrDuplicateColumn,
 			msg: `duplicate column: columns 3 ("lastmod") and 4 ("lastmod") both match the lastmod column name "lastmod"; rename or drop one, or map another with --lastmod-column`},
 		{have: []string{"loc", "when", "when"}, columns: [input.NumColumns]string{"", "when"}, err: input.ErrDuplicateColumn},
-		{have: []string{"loc", "priority", "Priority"}, err: nil, want: [...]int{0, -1, -1, 1}},
+		{have: []string{"loc", "priority", "Priority"}, err: nil, want: [...]int{0, -1, -1, 1, -1}},
 		{have: []string{"url", "url"}, err: input.ErrNoColumn}, // no loc: that is the error to fix first
+		// The group column: read only when named (--group-by), never by a default name.
+		{have: []string{"loc", "", "group"}, want: [...]int{0, -1, -1, -1, -1}},
+		{have: []string{"loc", "Section"}, columns: [input.NumColumns]string{input.Group: "section"}, want: [...]int{0, -1, -1, -1, 1}},
+		{have: []string{"loc", "kind"}, columns: [input.NumColumns]string{input.Group: "section"}, err: input.ErrNoColumn,
+			msg: `no such column: no group column: none of the columns ("loc", "kind") is named "section"; name the column that holds the groups with --group-by`},
+		{have: []string{"loc", "section", "section"}, columns: [input.NumColumns]string{input.Group: "section"}, err: input.ErrDuplicateColumn,
+			msg: `duplicate column: columns 2 ("section") and 3 ("section") both match the group column name "section"; rename or drop one, or map another with --group-by`},
 	}
 	for _, tt := range tests {
 		m, err := input.Options{Columns: tt.columns}.Map(tt.have)

@@ -110,7 +110,7 @@ func digest(h hash.Hash, b *input.Batch) {
 	h.Write([]byte(b.Source))
 	for i := range b.Len() {
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(b.Line[i])))
-		for c := range input.NumColumns {
+		for c := range input.CoreColumns {
 			f := b.Field(c, i)
 			h.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(f))))
 			h.Write(f)

@@ -182,6 +182,7 @@ func checkType(c input.Column, f arrow.Field) error {
 		input.Changefreq: "want a string or binary",
 		input.Lastmod:    "want a string, date or timestamp",
 		input.Priority:   "want float, double, decimal128 or a string",
+		input.Group:      "want a string or binary",
 	}[c]
 	what := f.Type.String()
 	if _, nested := t.(arrow.NestedType); nested {
@@ -189,7 +190,7 @@ func checkType(c input.Column, f arrow.Field) error {
 	} else {
 		what += "; " + want
 	}
-	return fmt.Errorf("column %q (%s field): %w %s", f.Name, input.DefaultNames[c], input.ErrColumnType, what)
+	return fmt.Errorf("column %q (%s field): %w %s", f.Name, input.FieldName(c), input.ErrColumnType, what)
 }
 
 // Rows reports the rows handed out so far.

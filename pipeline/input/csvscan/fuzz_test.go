@@ -103,7 +103,7 @@ func FuzzCSVScanner(f *testing.F) {
 		recs, lines, oerr := oracle(loneCR(in, false))
 		want := make([]string, 0, len(recs))
 		for i, rec := range recs[min(1, len(recs)):] {
-			want = append(want, oracleRow(lines[i+1], rec, [input.NumColumns]int{0, 1, 2, 3}))
+			want = append(want, oracleRow(lines[i+1], rec, [input.NumColumns]int{0, 1, 2, 3, -1}))
 		}
 		got, err := scanAll(t, reader(in), input.Options{}, c)
 		compare(t, "fixed header", got, err, want, oerr)
@@ -212,7 +212,7 @@ func limitOracle(body []byte, lines bool) (want []string, err error) {
 			recs = append(recs, rec{fields: fields, line: line, start: start, next: int(r.InputOffset())})
 		}
 	}
-	cols := [input.NumColumns]int{0, -1, -1, -1}
+	cols := [input.NumColumns]int{0, -1, -1, -1, -1}
 	if !lines && len(recs) > 0 {
 		var isHeader, dup bool
 		cols, isHeader, dup = mapOracle(recs[0].fields)
@@ -325,7 +325,7 @@ func oracle(in []byte) (recs [][]string, lines []int, err error) {
 func mapOracle(first []string) (cols [input.NumColumns]int, isHeader, dup bool) {
 	f := strings.ToLower(strings.TrimLeft(first[0], " \t"))
 	if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
-		return [input.NumColumns]int{0, 1, 2, 3}, false, false
+		return [input.NumColumns]int{0, 1, 2, 3, -1}, false, false
 	}
 	for c, name := range []string{"loc", "lastmod", "changefreq", "priority"} {
 		var exact, fold []int
@@ -354,7 +354,7 @@ func mapOracle(first []string) (cols [input.NumColumns]int, isHeader, dup bool) 
 func oracleRow(line int, rec []string, cols [input.NumColumns]int) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%d", line)
-	for _, k := range cols {
+	for _, k := range cols[:input.CoreColumns] {
 		if k >= 0 && k < len(rec) {
 			fmt.Fprintf(&s, " %q", rec[k])
 		} else {

@@ -105,7 +105,7 @@ func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
 	s := &Scanner{r: r, source: source, opt: opt, lines: opt.Lines, line: 1, maxRecord: MaxRecordBytes}
 	if opt.Lines {
 		s.mapped = true
-		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1}
+		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1, input.Group: -1}
 		s.nfield = 1
 	}
 	return s
@@ -621,6 +621,10 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	s.mapped = true
 	if looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
 		s.mapHeadless()
+		if g := s.opt.Columns[input.Group]; g != "" {
+			// A list has no column names: none can say the group.
+			return false, &ParseError{Source: s.source, Line: s.line, Err: &input.ColumnError{Field: input.Group, Name: g}}
+		}
 		return false, nil
 	}
 	s.header = make([]string, len(s.spans)/2)
@@ -660,8 +664,8 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 // mapHeadless maps the columns of a headerless list: by position.
 func (s *Scanner) mapHeadless() {
 	s.mapped = true
-	s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3}
-	s.nfield = int(input.NumColumns)
+	s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3, input.Group: -1}
+	s.nfield = int(input.Group) // the four fields of a list
 }
 
 // listError is the error for a list column in a CSV header, or nil.

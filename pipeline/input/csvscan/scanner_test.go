@@ -18,7 +18,7 @@ import (
 func fmtRow(b *input.Batch, i int) string {
 	var s strings.Builder
 	s.WriteString(strconv.FormatInt(b.Line[i], 10))
-	for c := range input.NumColumns {
+	for c := range input.CoreColumns {
 		s.WriteByte(' ')
 		if v := b.Field(c, i); v == nil {
 			s.WriteString("nil")
@@ -70,7 +70,7 @@ func scanScanner(t testing.TB, sc *Scanner, chunk int) ([]string, error) {
 	var rows []string
 	n := int64(0)
 	for _, b := range batches {
-		for c := range input.NumColumns {
+		for c := range input.CoreColumns {
 			// A column has a value (maybe nil) per row, or none when unmapped.
 			if n := len(b.Fields[c]); n != len(b.Line) && (n != 0 || c == input.Loc) {
 				t.Fatalf("len(Fields[%d]) = %d, len(Line) = %d", c, len(b.Fields[c]), len(b.Line))
@@ -107,7 +107,7 @@ func checkViewsInBuf(t testing.TB, b *input.Batch) {
 	for i := range b.Buf {
 		b.Buf[i] = 0xFF
 	}
-	for c := range input.NumColumns {
+	for c := range input.CoreColumns {
 		for i, v := range b.Fields[c] {
 			if len(v) != cap(v) {
 				t.Fatalf("row %d column %d: cap %d > len %d: appending to a view would overwrite the next field", i, c, cap(v), len(v))

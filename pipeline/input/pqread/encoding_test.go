@@ -132,7 +132,7 @@ func checkRows(t *testing.T, data []byte, want [][input.NumColumns]string, encs,
 		}
 		next = inputtest.CheckBatch(t, &b, next)
 		for i := range b.Len() {
-			for c := range input.NumColumns {
+			for c := range input.CoreColumns {
 				if got := string(b.Fields[c][i]); got != want[row][c] {
 					t.Fatalf("row %d column %d: %q, want %q", row+1, c, got, want[row][c])
 				}

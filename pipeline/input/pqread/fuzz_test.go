@@ -62,7 +62,7 @@ func (d *digest) Fill(b *input.Batch, chunk int) error {
 	var n [8]byte
 	for i := from; i < b.Len(); i++ {
 		d.h.Write(binary.LittleEndian.AppendUint64(n[:0], uint64(b.Line[i])))
-		for c := range input.NumColumns {
+		for c := range input.CoreColumns {
 			v := b.Field(c, i)
 			l := uint64(len(v)) + 1
 			if v == nil {

@@ -269,7 +269,7 @@ func (pc *column) setPages() {
 func columnKind(c input.Column, col *parquet.Column) (*column, error) {
 	pc := &column{field: c, name: col.Name(), leaf: col, maxDef: byte(col.MaxDefinitionLevel())}
 	typeErr := func(what string) error {
-		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.DefaultNames[c], input.ErrColumnType, what)
+		return fmt.Errorf("column %q (%s field): %w %s", col.Name(), input.FieldName(c), input.ErrColumnType, what)
 	}
 	if !col.Leaf() {
 		what := "group"
@@ -301,6 +301,7 @@ func columnKind(c input.Column, col *parquet.Column) (*column, error) {
 		input.Changefreq: "want a string (BYTE_ARRAY)",
 		input.Lastmod:    "want a string, DATE or TIMESTAMP",
 		input.Priority:   "want FLOAT, DOUBLE, DECIMAL or a string",
+		input.Group:      "want a string (BYTE_ARRAY)",
 	}[c]
 	if d, ok := lt.(*format.DecimalType); ok {
 		if c != input.Priority {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/internal/s3test"
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+)
+
+// TestGroupByHost: one export of five hosts, each host's set under its own
+// folder and URLs ({group} in --public-url, --scope and --out); every set
+// validates, and a row outside its host's scope is rejected.
+func TestGroupByHost(t *testing.T) {
+	groupHosts := []string{"blog.example.com", "m.example.com", "shop.example.org", "www.example.com", "www.example.de"}
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("loc,lastmod\n")
+	for i := range 500 {
+		h := groupHosts[i%len(groupHosts)]
+		fmt.Fprintf(&in, "https://%s/pages/%d,2024-05-01\n", strings.ToUpper(h[:1])+h[1:], i) // hosts are case-insensitive
+		if i%100 == 0 {
+			fmt.Fprintf(&in, "https://%s/admin/%d,\n", groupHosts[i/100], i) // outside the scope
+		}
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	report := filepath.Join(dir, "report.json")
+	code, stdout, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/sitemaps/",
+		"--scope", "https://{group}/pages/", "--out", filepath.Join(out, "{group}"), "--max-urls", "30", "--report", report, input)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	rep := readReport(t, report)
+	if len(rep.Groups) != 5 || rep.Rejected.ByReason["out_of_scope"] != 5 || rep.URLs != 500 {
+		t.Fatalf("groups %d, rejected %v, urls %d", len(rep.Groups), rep.Rejected.ByReason, rep.URLs)
+	}
+	for k, g := range rep.Groups {
+		h := groupHosts[k]
+		if g.Group != h || g.URLs != 100 || g.Rejected.ByReason["out_of_scope"] != 1 || g.PublicURL != "https://"+h+"/sitemaps/" || g.Name != "sitemap" {
+			t.Errorf("group %+v", g)
+		}
+		folder := filepath.Join(out, h)
+		set := xmltest.ReadSet(t, folder, "https://"+h+"/sitemaps/", "sitemap.xml", "sitemap-robots.txt")
+		for _, s := range set.Shards {
+			for _, u := range s.URLs {
+				if !strings.HasPrefix(u.Loc, "https://"+h+"/pages/") {
+					t.Errorf("%s lists %s", h, u.Loc)
+				}
+			}
+		}
+		if !strings.Contains(stdout, "Sitemap: https://"+h+"/sitemaps/sitemap") {
+			t.Errorf("stdout lacks %s's robots lines:\n%s", h, stdout)
+		}
+		if code, _, stderr := sitemapgen(t, "", "validate", "--public-url", "https://"+h+"/sitemaps/", "--scope", "https://"+h+"/pages/", folder); code != 0 {
+			t.Errorf("validate %s: exit %d\n%s", h, code, stderr)
+		}
+	}
+}
+
+// TestGroupsS3FailMidPublish: groups beside one another on S3; a write
+// refused at any point of the second night, the switch of the second
+// group's root included, leaves the bucket and every root as they were.
+func TestGroupsS3FailMidPublish(t *testing.T) {
+	e := newS3Env(t)
+	rows := func(night int) string {
+		var b strings.Builder
+		b.WriteString("loc,section\n")
+		for i := range 600 {
+			fmt.Fprintf(&b, "%s%c/%d-%d,%c\n", base, 'a'+i%3, i, night*(i%7), 'a'+i%3)
+		}
+		p := filepath.Join(t.TempDir(), "in.csv")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The nights' times differ: every root and index changes.
+	args := func(ep string, night int) []string {
+		return e.args(ep, "--group-by", "section", "--max-urls", "50", "--index-fanout", "2", "--max-shrink", "100%",
+			"--now", fmt.Sprintf("2026-11-%02dT02:00:00Z", 20+night), rows(night))
+	}
+	if code, _, stderr := sitemapgen(t, "", args(e.ep, 1)...); code != 0 {
+		t.Fatalf("first night: exit %d\n%s", code, stderr)
+	}
+	before := s3test.Keys(t, e.c, e.bucket, "")
+	roots := map[string][]byte{}
+	for _, g := range []string{"a", "b", "c"} {
+		roots[g] = s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap-"+g+".xml").Data
+	}
+	putOf := func(name string) s3test.Fault {
+		return func(r *http.Request, n int) (int, string) {
+			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+name) {
+				return http.StatusForbidden, "AccessDenied"
+			}
+			return 0, ""
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		fault s3test.Fault
+	}{
+		{"a shard", func(r *http.Request, n int) (int, string) {
+			if s3test.IsWrite(r) && strings.Contains(r.URL.Path, "/sitemap-b-0000") {
+				return http.StatusForbidden, "AccessDenied"
+			}
+			return 0, ""
+		}},
+		{"an index", putOf("sitemap-c-index-0002.xml")},
+		{"the second manifest", putOf("sitemap-b.manifest.json")},
+		{"the last root", putOf("sitemap-c.xml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := s3test.NewProxy(t, e.ep, tc.fault)
+			code, _, stderr := sitemapgen(t, "", args(p.URL, 2)...)
+			if code != 1 || p.Injected.Load() == 0 {
+				t.Fatalf("exit %d, %d faults injected\n%s", code, p.Injected.Load(), stderr)
+			}
+			if after := s3test.Keys(t, e.c, e.bucket, ""); !slices.Equal(after, before) {
+				t.Errorf("failed run left the bucket changed:\nbefore %q\nafter  %q", before, after)
+			}
+			for g, root := range roots {
+				if got := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap-"+g+".xml").Data; !bytes.Equal(got, root) {
+					t.Errorf("group %s: the root is not the previous one", g)
+				}
+			}
+		})
+	}
+	if code, _, stderr := sitemapgen(t, "", args(e.ep, 2)...); code != 0 {
+		t.Fatalf("next run: exit %d\n%s", code, stderr)
+	}
+	dir, _ := e.download(t)
+	for _, g := range []string{"a", "b", "c"} {
+		if code, _, stderr := sitemapgen(t, "", "validate", "--name", "sitemap-"+g, "--public-url", base, dir); code != 0 {
+			t.Errorf("validate %s: exit %d\n%s", g, code, stderr)
+		}
+	}
+}
+
+// TestValidateGroupsFolder: validate of a folder holding the sets of a
+// grouped run checks each; a group's files are not another's orphans, an
+// unlisted index of one group is that group's.
+func TestValidateGroupsFolder(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("loc,section\n")
+	for i := range 300 {
+		fmt.Fprintf(&in, "%s%d,%s\n", base, i, []string{"a", "a-b", "b"}[i%3]) // set "sitemap-a" beside "sitemap-a-b"
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "section", "--public-url", base, "--out", out,
+		"--max-urls", "10", "--index-fanout", "3", input); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := sitemapgen(t, "", "validate", out)
+	if code != 0 || strings.Count(stderr, "OK ") != 3 {
+		t.Fatalf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stray, err := os.ReadFile(filepath.Join(out, "sitemap-b-index-0001.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "sitemap-b-index-0099.xml"), stray, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = sitemapgen(t, "", "validate", out)
+	if code != 1 || strings.Count(stdout, "orphan_file") != 1 || !strings.Contains(stdout, "sitemap-b-index-0099.xml") || strings.Count(stderr, "OK ") != 2 {
+		t.Fatalf("validate with an orphan: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

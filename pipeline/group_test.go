@@ -1,0 +1,545 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/csvscan"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+	"github.com/sitemapgen/sitemapgen/publish"
+	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// groupCSV writes rows (CSV lines after a loc,lastmod,section header) to a
+// file.
+func groupCSV(t *testing.T, rows []string) string {
+	t.Helper()
+	return writeText(t, "in.csv", "loc,lastmod,section\n"+strings.Join(rows, "\n")+"\n")
+}
+
+// sectionRows are the rows of three sections, interleaved, plus rows with
+// no section, with a section that names no file, and out of scope.
+func sectionRows() (rows []string, bySection map[string][]string) {
+	bySection = map[string][]string{}
+	add := func(section, row string) {
+		rows = append(rows, row)
+		if section != "" {
+			bySection[section] = append(bySection[section], row)
+		}
+	}
+	for i := range 900 {
+		switch {
+		case i%3 != 2:
+			add("products", fmt.Sprintf("%sp/%05d,2024-05-%02d,products", testBase, i*7919%100000, 1+i%28))
+		case i%9 == 2:
+			add("help", fmt.Sprintf("%sh/%d,, Help ", testBase, i)) // "Help" is named help
+		default:
+			add("blog", fmt.Sprintf("%sblog/%d,2024-06-01T10:00:00Z,blog", testBase, i))
+		}
+		switch i % 150 {
+		case 7:
+			add("", fmt.Sprintf("%snone/%d,,", testBase, i))
+		case 8:
+			add("", fmt.Sprintf("%sbad/%d,,a/b", testBase, i))
+		case 9:
+			add("products", fmt.Sprintf("https://elsewhere.example/%d,,products", i))
+		}
+	}
+	return rows, bySection
+}
+
+// groupRun runs a grouped config over in into dir.
+func groupRun(t *testing.T, in, dir string, maxBytes int, edit func(*Config)) (*Report, string, error) {
+	t.Helper()
+	snk, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rejects bytes.Buffer
+	cfg := Config{Inputs: []string{in}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm",
+		MaxURLs: 40, MaxBytes: maxBytes, Fanout: 3, GzipLevel: 1, Cut: shard.CutStable, Now: testNow,
+		Columns: [input.NumColumns]string{input.Group: "section"}, Group: &Grouping{}, Rejects: &rejects}
+	if edit != nil {
+		edit(&cfg)
+	}
+	rep, err := Run(context.Background(), cfg)
+	return rep, rejects.String(), err
+}
+
+// TestGroupsSameAsSeparateRuns: every group's files are byte for byte
+// those of a run over its rows alone named sm-GROUP, whether the groups
+// are cut as their rows come (live), cut after the input (parked) or
+// spilled to disk in between; the folder holds those files and no others.
+func TestGroupsSameAsSeparateRuns(t *testing.T) {
+	rows, bySection := sectionRows()
+	in := groupCSV(t, rows)
+	for _, tc := range []struct {
+		name       string
+		maxBytes   int
+		live, held int
+	}{
+		{"parked", 10485760, parkLimits.live, parkLimits.held},
+		{"live", 8192, 2 * 8192, parkLimits.held},
+		{"spilled", 8192, 0, 2048},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := parkLimits
+			parkLimits.live, parkLimits.held = tc.live, tc.held
+			defer func() { parkLimits = saved }()
+			dir := t.TempDir()
+			rep, rejects, err := groupRun(t, in, dir, tc.maxBytes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parkLimits = saved
+			checkSeparateRuns(t, dir, bySection, "loc,lastmod,section\n", func(c *Config) { c.MaxBytes = tc.maxBytes })
+			checkGroupReport(t, rep, rejects)
+		})
+	}
+}
+
+// checkSeparateRuns checks that the folder dir holds exactly the files of
+// runs over each section's rows alone (CSV rows after header), named
+// sm-SECTION, with groupRun's flags as edit changes them.
+func checkSeparateRuns(t *testing.T, dir string, bySection map[string][]string, header string, edit func(*Config)) {
+	t.Helper()
+	got := xmltest.Snapshot(t, dir)
+	want := map[string][]byte{}
+	for section, rows := range bySection {
+		sdir := t.TempDir()
+		snk, _ := sink.NewLocal(sdir)
+		cfg := Config{Inputs: []string{writeText(t, "in.csv", header+strings.Join(rows, "\n")+"\n")}, PublicURL: mustScope(t, testBase),
+			Sink: snk, Name: "sm-" + section, MaxURLs: 40, MaxBytes: 10485760, Fanout: 3, GzipLevel: 1,
+			Cut: shard.CutStable, Now: testNow}
+		edit(&cfg)
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(want, xmltest.Snapshot(t, sdir))
+	}
+	if g, w := slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+		t.Fatalf("grouped run wrote\n%v\nseparate runs\n%v", g, w)
+	}
+	for name, w := range want {
+		if !bytes.Equal(got[name], w) {
+			t.Errorf("%s differs from the separate run's", name)
+		}
+	}
+}
+
+// TestGroupsNews: news sitemaps too are cut per group, as separate runs
+// cut them, an empty one for a group with no fresh article.
+func TestGroupsNews(t *testing.T) {
+	now := testNow.AddDate(0, 0, 1)
+	raw, err := os.ReadFile(newsInput(t, now, 0, 1500, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	header := lines[0] + ",section\n"
+	bySection := map[string][]string{}
+	var rows []string
+	for i, l := range lines[1:] {
+		section := []string{"world", "sport", "world", "local"}[i%4]
+		if strings.Contains(l, "/o") {
+			section = "archive" // old articles only: an empty news sitemap
+		}
+		rows = append(rows, l+","+section)
+		bySection[section] = append(bySection[section], l+","+section)
+	}
+	dir := t.TempDir()
+	edit := func(c *Config) { c.Now, c.MaxURLs = now, 500 }
+	in := writeText(t, "in.csv", header+strings.Join(rows, "\n")+"\n")
+	if _, _, err := groupRun(t, in, dir, 10485760, edit); err != nil {
+		t.Fatal(err)
+	}
+	checkSeparateRuns(t, dir, bySection, header, edit)
+	if news := xmltest.Snapshot(t, dir)["sm-archive-news-0001.xml.gz"]; len(news) == 0 {
+		t.Error("no news sitemap for the group without fresh articles")
+	}
+}
+
+// TestGroupsSorted: with --sort and --dedup each group is sorted and
+// deduplicated on its own, as a run over its rows alone: a loc repeated in
+// another group is no duplicate.
+func TestGroupsSorted(t *testing.T) {
+	_, bySection := sectionRows()
+	var rows []string
+	for _, s := range slices.Sorted(maps.Keys(bySection)) {
+		r := bySection[s]
+		r = append(r, r[:7]...) // repeats within the group
+		slices.Reverse(r)       // and no order
+		bySection[s] = r
+		rows = append(rows, r...)
+	}
+
+	rows = append(rows, testBase+"blog/5,, Help ") // a loc of blog again, in help: no duplicate
+	bySection["help"] = append(bySection["help"], testBase+"blog/5,, Help ")
+	dir := t.TempDir()
+	edit := func(c *Config) { c.Sort, c.Dedup, c.TmpDir, c.SortMemory = true, true, t.TempDir(), 64<<10 }
+	rep, rejects, err := groupRun(t, groupCSV(t, rows), dir, 10485760, edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeparateRuns(t, dir, bySection, "loc,lastmod,section\n", edit)
+	if rep.Rejected.ByReason["duplicate"] != 21 || rep.Sort == nil || rep.Sort.Runs < 2 || strings.Count(rejects, ",duplicate,") != 21 ||
+		!strings.Contains(rejects, ",duplicate,"+testBase+"blog/") {
+		t.Errorf("rejected %v, sort %+v; rejects:\n%s", rep.Rejected.ByReason, rep.Sort, rejects)
+	}
+	for _, g := range rep.Groups {
+		if g.Rejected.ByReason["duplicate"] != 7 || g.Rows != g.URLs+g.Rejected.Total {
+			t.Errorf("group %s: rows %d, urls %d, rejected %v", g.Group, g.Rows, g.URLs, g.Rejected.ByReason)
+		}
+	}
+}
+
+// checkGroupReport checks the accounts of a run over sectionRows.
+func checkGroupReport(t *testing.T, rep *Report, rejects string) {
+	t.Helper()
+	if rep.Rejected.ByReason["group_empty"] != 6 || rep.Rejected.ByReason["group_unnameable"] != 6 || rep.Rejected.ByReason["out_of_scope"] != 6 {
+		t.Errorf("rejected %v", rep.Rejected.ByReason)
+	}
+	if len(rep.Groups) != 3 {
+		t.Fatalf("groups %+v", rep.Groups)
+	}
+	var rows int64
+	for _, g := range rep.Groups {
+		if g.Rows != g.URLs+g.Rejected.Total || !g.Published || g.Root != testBase+"sm-"+g.Group+".xml" || len(g.Submit) == 0 {
+			t.Errorf("group %+v", g)
+		}
+		rows += g.Rows
+	}
+	if rep.Groups[0].Group != "blog" || rep.Groups[1].Group != "help" || rep.Groups[2].Rejected.ByReason["out_of_scope"] != 6 {
+		t.Errorf("groups %+v", rep.Groups)
+	}
+	if rows+12 != rep.Rows || rep.Rows != rep.URLs+rep.Rejected.Total {
+		t.Errorf("rows %d, in groups %d, urls %d, rejected %d", rep.Rows, rows, rep.URLs, rep.Rejected.Total)
+	}
+	if !strings.HasPrefix(rejects, "source,row,reason,value,group\n") || !strings.Contains(rejects, ",out_of_scope,https://elsewhere.example/9,products\n") ||
+		!strings.Contains(rejects, ",group_unnameable,"+testBase+"bad/8,\n") {
+		t.Errorf("rejects:\n%s", rejects)
+	}
+}
+
+// TestGroupsErrors: a run that cannot name its groups fails before
+// publishing anything.
+func TestGroupsErrors(t *testing.T) {
+	rows, _ := sectionRows()
+	for _, tc := range []struct {
+		name string
+		rows []string
+		edit func(*Config)
+		want error
+	}{
+		{"too many groups", rows, func(c *Config) { c.Group.Max = 2 }, ErrTooManyGroups},
+		{"two values one name", []string{testBase + "a,,Shop", testBase + "b,,shop"}, nil, ErrGroupCollision},
+		{"no group column", rows, func(c *Config) { c.Columns[input.Group] = "kind" }, input.ErrNoColumn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, _, err := groupRun(t, groupCSV(t, tc.rows), dir, 10485760, tc.edit)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v; want %v", err, tc.want)
+			}
+			if files := xmltest.Snapshot(t, dir); len(files) != 0 {
+				t.Errorf("a failed run left %d files", len(files))
+			}
+		})
+	}
+}
+
+// TestDefaultGroup: rows of no group go to --default-group's set.
+func TestDefaultGroup(t *testing.T) {
+	rows, _ := sectionRows()
+	dir := t.TempDir()
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Group.Default = "misc" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := xmltest.ReadSet(t, dir, testBase, "sm-misc.xml", "sm-misc-robots.txt")
+	if len(set.Shards) != 1 || len(set.Shards[0].URLs) != 6 || rep.Rejected.ByReason["group_empty"] != 0 || rep.Rejected.ByReason["group_unnameable"] != 6 {
+		t.Errorf("misc: %d shards; rejected %v", len(set.Shards), rep.Rejected.ByReason)
+	}
+}
+
+// twoNights publishes sectionRows into a folder and returns it with the
+// rows by section.
+func twoNights(t *testing.T) (dir string, bySection map[string][]string) {
+	t.Helper()
+	rows, bySection := sectionRows()
+	dir = t.TempDir()
+	if _, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bySection
+}
+
+// nightRows joins the sections' rows, one changed by edit.
+func nightRows(bySection map[string][]string, section string, edit func([]string) []string) []string {
+	var rows []string
+	for _, s := range slices.Sorted(maps.Keys(bySection)) {
+		r := bySection[s]
+		if s == section {
+			r = edit(slices.Clone(r))
+		}
+		rows = append(rows, r...)
+	}
+	return rows
+}
+
+// TestGroupsSecondNight: a night that changes one group's rows uploads only
+// that group's changed sitemaps; the others' are skipped.
+func TestGroupsSecondNight(t *testing.T) {
+	dir, bySection := twoNights(t)
+	rows := nightRows(bySection, "blog", func(r []string) []string {
+		r[10] = strings.Replace(r[10], "2024-06-01", "2024-07-01", 1)
+		return r
+	})
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Groups {
+		changed := g.ShardsNew + g.ShardsRemoved
+		if g.Group == "blog" && changed == 0 || g.Group != "blog" && changed != 0 || !g.Published {
+			t.Errorf("group %s: %d new, %d removed, %d unchanged", g.Group, g.ShardsNew, g.ShardsRemoved, g.ShardsUnchanged)
+		}
+		if g.Group == "blog" && rep.Uploaded.Shards != g.ShardsNew {
+			t.Errorf("uploaded %d shards; blog has %d new", rep.Uploaded.Shards, g.ShardsNew)
+		}
+	}
+}
+
+// TestGroupVanished: a published group missing from the input is a shrink
+// of 100%, refused with nothing changed unless forced; forced, its set is
+// left as it was.
+func TestGroupVanished(t *testing.T) {
+	dir, bySection := twoNights(t)
+	before := xmltest.Snapshot(t, dir)
+	delete(bySection, "help")
+	in := groupCSV(t, nightRows(bySection, "", nil))
+	later := func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) }
+	if _, _, err := groupRun(t, in, dir, 10485760, later); !errors.Is(err, ErrGroupVanished) {
+		t.Fatalf("error %v; want ErrGroupVanished", err)
+	}
+	if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Fatal("a refused run changed the folder")
+	}
+	rep, _, err := groupRun(t, in, dir, 10485760, func(c *Config) { later(c); c.Force = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := xmltest.Snapshot(t, dir)
+	for name, data := range before {
+		if strings.HasPrefix(name, "sm-help") && !bytes.Equal(after[name], data) {
+			t.Errorf("%s of the vanished group changed", name)
+		}
+	}
+	if len(rep.Groups) != 3 || !rep.Groups[1].Vanished || rep.Groups[1].Group != "help" {
+		t.Errorf("groups %+v", rep.Groups)
+	}
+}
+
+// TestGroupsShrink: --max-shrink holds per group.
+func TestGroupsShrink(t *testing.T) {
+	dir, bySection := twoNights(t)
+	rows := nightRows(bySection, "products", func(r []string) []string { return r[:len(r)/3] })
+	_, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.MaxShrink = 0.5 })
+	if !errors.Is(err, publish.ErrShrink) || !strings.Contains(err.Error(), `group "products"`) {
+		t.Fatalf("error %v; want a shrink of group products", err)
+	}
+}
+
+// TestGroupsFailMidPublish: a failure at any write of the second night,
+// the switch phase included (after other groups' roots were switched),
+// leaves every group's previous set in place, byte for byte.
+func TestGroupsFailMidPublish(t *testing.T) {
+	dir, bySection := twoNights(t)
+	before := xmltest.Snapshot(t, dir)
+	rows := nightRows(bySection, "blog", func(r []string) []string { return append(r, testBase+"blog/new,,blog") })
+	rows = nightRows(map[string][]string{"a": rows}, "a", func(r []string) []string {
+		return append(r, testBase+"p/new,,products", testBase+"h/new,, Help ")
+	})
+	in := groupCSV(t, rows)
+	// Count the night's writes on a copy of the folder.
+	scratch := t.TempDir()
+	if err := os.CopyFS(scratch, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	counter := &failingSink{n: 1 << 30}
+	if counter.Store, _ = sink.NewLocal(scratch); counter.Store == nil {
+		t.Fatal("no sink")
+	}
+	night := func(store sink.Store) func(*Config) {
+		return func(c *Config) { c.Sink, c.Now = store, testNow.AddDate(0, 0, 1) }
+	}
+	if _, _, err := groupRun(t, in, scratch, 10485760, night(counter)); err != nil {
+		t.Fatal(err)
+	}
+	puts := 1<<30 - counter.n
+	// The last 3 groups x (manifest, root) are the switch, robots follow.
+	switchAt := puts - 3*3 + 1
+	for _, at := range []int{1, switchAt - 1, switchAt, switchAt + 1, switchAt + 2, switchAt + 3, switchAt + 5} {
+		t.Run(fmt.Sprint("put", at), func(t *testing.T) {
+			local, _ := sink.NewLocal(dir)
+			fs := &failingSink{Store: local, n: at}
+			rep, _, err := groupRun(t, in, dir, 10485760, night(fs))
+			if !errors.Is(err, errInjected) {
+				t.Fatalf("error %v; want the injected one", err)
+			}
+			if rep.Published {
+				t.Error("report says published")
+			}
+			if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+				t.Fatalf("the folder changed: %d files before, %d after", len(before), len(after))
+			}
+		})
+	}
+}
+
+// TestGroupsColumnar: the group column of a Parquet or an Arrow file
+// gives the sets the same rows as CSV give.
+func TestGroupsColumnar(t *testing.T) {
+	rows, _ := sectionRows()
+	in := groupCSV(t, rows)
+	csvDir := t.TempDir()
+	if _, _, err := groupRun(t, in, csvDir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := xmltest.Snapshot(t, csvDir)
+
+	pq := inputtest.WriteFile(t, "in.parquet", nil)
+	writeParquetFromCSV(t, in, pq)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "lastmod", Type: arrow.BinaryTypes.String, Nullable: true}, {Name: "section", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for _, row := range rows {
+		for i, v := range strings.SplitN(row, ",", 3) {
+			if v == "" {
+				b.Field(i).AppendNull()
+			} else {
+				b.Field(i).(*array.StringBuilder).Append(v)
+			}
+		}
+	}
+	arrowPath := inputtest.WriteArrow(t, "in.arrow", []arrow.RecordBatch{b.NewRecordBatch()}, false)
+	for _, path := range []string{pq, arrowPath} {
+		dir := t.TempDir()
+		if _, _, err := groupRun(t, path, dir, 10485760, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := xmltest.Snapshot(t, dir); !maps.EqualFunc(got, want, bytes.Equal) {
+			t.Errorf("%s: the sets differ from the CSV's", path)
+		}
+	}
+}
+
+// TestEncodeGroupedAllocs: finding each row's group, by a column or by
+// host, allocates nothing once the groups are known.
+func TestEncodeGroupedAllocs(t *testing.T) {
+	rows, _ := sectionRows()
+	for _, byHost := range []bool{false, true} {
+		cols := [input.NumColumns]string{input.Group: "section"}
+		if byHost {
+			cols = [input.NumColumns]string{}
+		}
+		sc := csvscan.NewScanner(strings.NewReader("loc,lastmod,section\n"+strings.Join(rows, "\n")+"\n"), "t.csv", input.Options{Columns: cols})
+		b := newBatch(1 << 20)
+		if err := sc.Fill(&b.Batch, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		snk, _ := sink.NewLocal(t.TempDir())
+		cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
+			MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{ByHost: byHost}}
+		r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
+		if err := r.begin(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		enc := r.newEncoder(cfg.PublicURL)
+		g := r.newGrouper(enc)
+		encode := func() {
+			b.Out, b.Ends, b.EntryGroup = b.Out[:0], b.Ends[:0], b.EntryGroup[:0]
+			b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
+			b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+			if err := encodeRows(enc, g, b, 1<<20, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		encode()
+		r.begins.Wait() // the groups' transactions begin in the background, allocating
+		if groups := len(r.groups.all()); len(b.EntryGroup) != len(b.Ends) || groups != map[bool]int{false: 3, true: 2}[byHost] {
+			t.Fatalf("by host %v: %d groups, %d entries with a group of %d", byHost, groups, len(b.EntryGroup), len(b.Ends))
+		}
+		if allocs := testing.AllocsPerRun(20, encode); allocs != 0 {
+			t.Errorf("by host %v: %v allocations per batch of %d rows, want 0", byHost, allocs, b.Len())
+		}
+		r.closeDestinations(context.Background())
+	}
+}
+
+// FuzzGroupName: any value maps to a name that can follow "NAME-" in a
+// file name, is its own name, and is lower case; or to a reject reason.
+func FuzzGroupName(f *testing.F) {
+	for _, s := range []string{"products", " Help ", "", "a/b", "Shop", "x-index-0001", "www.example.com", "ü", "\x00", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		name, r := GroupName(nil, []byte(value))
+		switch {
+		case r == encode.GroupEmpty:
+			if strings.TrimSpace(value) != "" {
+				t.Fatalf("%q: empty", value)
+			}
+			return
+		case r != encode.OK:
+			if r != encode.GroupUnnameable || len(name) != 0 {
+				t.Fatalf("%q: %v, %q", value, r, name)
+			}
+			return
+		}
+		if len(name) == 0 || len(name) > MaxGroupName || strings.ToLower(string(name)) != string(name) {
+			t.Fatalf("%q: name %q", value, name)
+		}
+		if again, r := GroupName(nil, name); r != encode.OK || !bytes.Equal(again, name) {
+			t.Fatalf("%q: name %q names %q (%v)", value, name, again, r)
+		}
+		if err := publish.ValidStem("sitemap-" + string(name)); err != nil {
+			t.Fatalf("%q: name %q: %v", value, name, err)
+		}
+	})
+}
+
+// TestGroupsOneLock: a grouped run takes the destination's lock, that of
+// set NAME, once for all its groups: it fails while another run holds it.
+func TestGroupsOneLock(t *testing.T) {
+	rows, _ := sectionRows()
+	dir := t.TempDir()
+	snk, _ := sink.NewLocal(dir)
+	held, err := publish.OpenDestination(context.Background(), snk, publish.NewLayout("sm"), publish.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = groupRun(t, groupCSV(t, rows), dir, 10485760, nil)
+	if !errors.Is(err, sink.ErrLocked) {
+		t.Fatalf("error %v; want the destination locked", err)
+	}
+	held.Close(context.Background())
+	if _, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, nil); err != nil {
+		t.Fatal(err)
+	}
+}

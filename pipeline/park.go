@@ -1,0 +1,296 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/sitemapgen/sitemapgen/internal/runs"
+	"github.com/sitemapgen/sitemapgen/shard"
+)
+
+// parking bounds the memory of a grouped run whatever its groups. A group
+// starts parked: its entries wait in memory, in input order, without a
+// cutter. Once it holds promoteBytes it goes live (a cutter, cutting as
+// rows come) if fewer than maxLive are; the live ones are the few large
+// groups, whose open shards (up to --max-bytes each) are all a grouped run
+// holds beyond an ungrouped one's. When the parked entries in memory pass
+// maxHeld, the largest parked group's are spilled to a temporary file, and
+// that group stays parked. Once the input ends, the live groups are flushed
+// and the parked ones cut one after another, their spills read back in
+// order: each group's cutter sees its entries in input order either way,
+// so its shards are those of a run over its rows alone.
+type parking struct {
+	live, maxLive int
+	held, maxHeld int64 // bytes the parked entries hold in memory
+	promoteBytes  int
+	dir           string
+	tmp           *runs.Temp // nil until the first spill
+	app           *runs.Appender
+	buf           []byte   // a spill's bytes
+	ends          []uint32 // a spill's entry ends, read back
+	spilled       int64    // bytes written to spills (the report's)
+}
+
+// parkLimits bound a grouped run's memory: the live groups' open shards
+// may take live bytes, the parked entries in memory held bytes. (A
+// variable: the tests make them small.)
+var parkLimits = struct{ live, held int }{live: 128 << 20, held: 64 << 20}
+
+func newParking(cfg Config) parking {
+	return parking{maxLive: max(2, parkLimits.live/cfg.MaxBytes), maxHeld: int64(parkLimits.held),
+		promoteBytes: cfg.MaxBytes / 8, dir: cfg.TmpDir}
+}
+
+func (p *parking) close() {
+	if p.tmp != nil {
+		p.tmp.Close()
+	}
+}
+
+// route places the entries of b in the sets of their groups, each set's
+// in input order: b's entries are first sorted by group (a stable counting
+// sort into one buffer), so that a group's share of the batch is placed in
+// one go however its rows interleave with the others'.
+func (c *cutStage) route(b *Batch) error {
+	sorted, err := c.byGroup(b)
+	if err != nil {
+		return err
+	}
+	ents := shard.Entries{Data: sorted.Data}
+	from := 0
+	for _, g := range c.order {
+		to := from + int(c.groupCount[g])
+		c.groupCount[g] = 0
+		ents.Ends = sorted.Ends[:to]
+		if err := c.placeIn(c.sets[g], &ents, from); err != nil {
+			return err
+		}
+		from = to
+	}
+	if c.r.maxNews == 0 {
+		return nil
+	}
+	news := shard.Entries{Data: b.NewsOut, Ends: b.NewsEnds}
+	for k, n := range b.EntryNews {
+		if n >= 0 {
+			news.Ends = b.NewsEnds[:n+1]
+			if err := c.packNews(c.sets[b.EntryGroup[k]], &news, int(n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// byGroup returns the entries of b sorted by group, stably, and leaves in
+// c.order the groups in the order of their first entry and in c.groupCount
+// their entries.
+func (c *cutStage) byGroup(b *Batch) (shard.Entries, error) {
+	for len(c.groupCount) < len(c.sets) {
+		c.groupCount = append(c.groupCount, 0)
+		c.groupAt = append(c.groupAt, 0)
+	}
+	c.order = c.order[:0]
+	for _, g := range b.EntryGroup {
+		if c.groupCount[g] == 0 {
+			c.order = append(c.order, g)
+		}
+		c.groupCount[g]++
+	}
+	if len(c.order) == 1 {
+		return shard.Entries{Data: b.Out, Ends: b.Ends}, nil
+	}
+	// Where each group's entries and bytes start.
+	start := 0
+	for _, g := range c.order {
+		c.groupAt[g] = int32(start)
+		start += int(c.groupCount[g])
+	}
+	c.sortedEnds = append(c.sortedEnds[:0], make([]uint32, len(b.Ends))...)
+	lens := c.sortedEnds // first each slot's entry length, by sorted position
+	prev := uint32(0)
+	for k, end := range b.Ends {
+		g := b.EntryGroup[k]
+		lens[c.groupAt[g]] = end - prev
+		c.groupAt[g]++
+		prev = end
+	}
+	sum := uint32(0)
+	for i, n := range lens {
+		sum += n
+		lens[i] = sum // now the sorted ends
+	}
+	// Copy each entry to its place.
+	start = 0
+	for _, g := range c.order {
+		c.groupAt[g] = int32(start)
+		start += int(c.groupCount[g])
+	}
+	c.sortedData = append(c.sortedData[:0], b.Out...) // the size; overwritten below
+	prev = 0
+	for k, end := range b.Ends {
+		g := b.EntryGroup[k]
+		i := c.groupAt[g]
+		c.groupAt[g]++
+		from := uint32(0)
+		if i > 0 {
+			from = lens[i-1]
+		}
+		copy(c.sortedData[from:lens[i]], b.Out[prev:end])
+		prev = end
+	}
+	return shard.Entries{Data: c.sortedData, Ends: lens}, nil
+}
+
+// placeIn places the entries of ents from entry k on in set: cut if it is
+// live, else parked.
+func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
+	if set.cutter != nil {
+		return c.pack(set, ents, k, false)
+	}
+	start := 0
+	if k > 0 {
+		start = int(ents.Ends[k-1])
+	}
+	end := int(ents.Ends[len(ents.Ends)-1])
+	base := len(set.pending.Data) - start
+	was := held(&set.pending)
+	set.pending.Data = append(set.pending.Data, ents.Data[start:end]...)
+	for _, e := range ents.Ends[k:] {
+		set.pending.Ends = append(set.pending.Ends, uint32(int(e)+base))
+	}
+	p := &c.park
+	p.held += held(&set.pending) - was
+	if len(set.spills) == 0 && len(set.pending.Data) >= p.promoteBytes && p.live < p.maxLive {
+		p.live++
+		return c.cutParked(set, true)
+	}
+	for p.held > p.maxHeld {
+		if err := c.spillLargest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cutParked gives set a cutter and cuts its parked entries, from disk
+// and memory, in input order: live, the set goes on cutting as rows come.
+func (c *cutStage) cutParked(set *set, live bool) error {
+	set.cutter = c.r.newCutter(live)
+	p := &c.park
+	for _, sp := range set.spills {
+		ents, err := p.read(sp)
+		if err != nil {
+			return err
+		}
+		if err := c.pack(set, &ents, 0, false); err != nil {
+			return err
+		}
+	}
+	set.spills = nil
+	pend := set.pending
+	set.pending = shard.Entries{} // let go: the memory of a long tail
+	p.held -= held(&pend)
+	return c.pack(set, &pend, 0, false)
+}
+
+// held is the memory e holds: its capacity, not its length.
+func held(e *shard.Entries) int64 { return int64(cap(e.Data) + 4*cap(e.Ends)) }
+
+// spillLargest writes the entries of the parked set holding the most to
+// the temporary file.
+func (c *cutStage) spillLargest() error {
+	var big *set
+	for _, s := range c.sets {
+		if s.cutter == nil && (big == nil || held(&s.pending) > held(&big.pending)) {
+			big = s
+		}
+	}
+	p := &c.park
+	if big == nil || len(big.pending.Ends) == 0 {
+		p.held = 0 // nothing parked left to spill: the account is settled
+		return nil
+	}
+	if p.tmp == nil {
+		t, err := runs.CreateTemp(p.dir, "sitemapgen-groups-*")
+		if err != nil {
+			return fmt.Errorf("groups: spill: %w", err)
+		}
+		p.tmp, p.app = t, runs.NewAppender(t)
+	}
+	p.buf = p.buf[:0]
+	for _, e := range big.pending.Ends {
+		p.buf = binary.LittleEndian.AppendUint32(p.buf, e)
+	}
+	if _, err := p.app.Write(p.buf); err != nil {
+		return fmt.Errorf("groups: spill: %w", err)
+	}
+	if _, err := p.app.Write(big.pending.Data); err != nil {
+		return fmt.Errorf("groups: spill: %w", err)
+	}
+	big.spills = append(big.spills, spill{seg: p.app.EndRun(), n: len(big.pending.Ends)})
+	p.held -= held(&big.pending)
+	p.spilled += int64(len(p.buf) + len(big.pending.Data))
+	big.pending = shard.Entries{}
+	return nil
+}
+
+// read reads a spill back; its entries are valid until the next read.
+func (p *parking) read(sp spill) (shard.Entries, error) {
+	if cap(p.buf) < int(sp.seg.N) {
+		p.buf = make([]byte, sp.seg.N)
+	}
+	p.buf = p.buf[:sp.seg.N]
+	if _, err := io.ReadFull(p.app.Open(sp.seg), p.buf); err != nil {
+		return shard.Entries{}, fmt.Errorf("groups: read a spill back: %w", err)
+	}
+	p.ends = p.ends[:0]
+	for k := range sp.n {
+		p.ends = append(p.ends, binary.LittleEndian.Uint32(p.buf[4*k:]))
+	}
+	return shard.Entries{Data: p.buf[4*sp.n:], Ends: p.ends}, nil
+}
+
+// finishGroups flushes the live sets, then cuts and flushes the parked
+// ones, one after another, in name order.
+func (c *cutStage) finishGroups() error {
+	sets := c.r.groups.all()
+	c.sets = c.r.groups.snapshot(c.sets)
+	for _, s := range sets {
+		if s.cutter == nil {
+			continue
+		}
+		if err := c.flushGroup(s); err != nil {
+			return err
+		}
+	}
+	for _, s := range sets {
+		if s.cutter != nil {
+			continue
+		}
+		if err := c.cutParked(s, false); err != nil {
+			return err
+		}
+		if err := c.flushGroup(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushGroup flushes set and takes room for the next set's shard.
+func (c *cutStage) flushGroup(set *set) error {
+	if err := c.flush(set); err != nil {
+		return err
+	}
+	return c.room()
+}
+
+// snapshot returns the sets by index into buf, for the cut stage to read
+// without the lock while the workers add groups.
+func (gs *groups) snapshot(buf []*set) []*set {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return append(buf[:0], gs.sets...)
+}
