@@ -12,6 +12,14 @@
 //	go run ./bench/cmd/e2e -rows 1000000 -min-ratio 0.5
 //	go run ./bench/cmd/e2e -rows 1000000 -validate
 //
+// With -group the input carries a section column (bench.DefaultSections: 5
+// large sections, 990 small ones) and each run is followed by a grouped run
+// over the same rows (--group-by section: one sitemap set per section); it
+// prints grouped / ungrouped wall time, the medians of each run's ratios,
+// and the grouped run's peak RSS.
+//
+//	go run ./bench/cmd/e2e -rows 1000000 -group
+//
 // It exits 1 when the median ratio falls below -min-ratio: CI uses that to
 // catch gross regressions without ever comparing absolute times.
 package main
@@ -36,6 +44,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -54,6 +63,7 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
 	validate := flag.Bool("validate", false, "after each run, validate its output (check.Set, as sitemapgen validate) and measure the same-run inflate limit")
 	valprofile := flag.String("validate-cpuprofile", "", "write a CPU profile of the last validation")
+	group := flag.Bool("group", false, "rows with a section column, and after each run a grouped run over them (--group-by section)")
 	flag.Parse()
 
 	var cuts []shard.CutMode
@@ -67,7 +77,7 @@ func main() {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fail(err)
 	}
-	in, err := input(*dir, *rows)
+	in, err := generated(*dir, *rows, *group)
 	if err != nil {
 		fail(err)
 	}
@@ -85,6 +95,13 @@ func main() {
 			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, last, *cpuprofile, *validate, *valprofile)
 			if err != nil {
 				fail(err)
+			}
+			if *group {
+				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs); err != nil {
+					fail(err)
+				}
+				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
+					i+1, r.groupSecs, r.groupCPU, r.groups, r.groupRSS>>20, r.groupVsPlain())
 			}
 			res[k] = append(res[k], r)
 			fmt.Fprintf(os.Stderr, "run %d, %s cuts: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
@@ -134,6 +151,11 @@ func main() {
 			fmt.Printf("| **validate / generate** (rate, medians of the same-run ratios) | **%.2f** |\n", m.valVsGenMedian)
 			fmt.Printf("| **validate / inflate limit** | **%.2f** |\n", m.valVsInflateMedian)
 		}
+		if *group {
+			fmt.Printf("| grouped run (--group-by section, the same rows) | %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB |\n",
+				m.groupSecs, m.groupCPU, m.groups, m.groupRSS>>20)
+			fmt.Printf("| **grouped / ungrouped** (wall, medians of the same-run ratios) | **%.2f** |\n", m.groupVsPlainMedian)
+		}
 		if m.ratio() < *minRatio {
 			fmt.Printf("FAIL: %s cuts: end-to-end is %.2f of the compression limit, below %.2f\n", cut, m.ratio(), *minRatio)
 			failed = true
@@ -152,11 +174,16 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// input returns a generated CSV of n rows in dir, writing it on first use.
-func input(dir string, n int) (string, error) {
+// generated returns a generated CSV of n rows in dir, with a section column
+// when sections is set, writing it on first use.
+func generated(dir string, n int, sections bool) (string, error) {
 	// The name carries the generator's version, so a changed generator never
 	// reuses the rows of an older one.
-	path := filepath.Join(dir, "urls-"+strconv.Itoa(n)+"-"+bench.GeneratorVersion+".csv")
+	name := "urls-" + strconv.Itoa(n) + "-" + bench.GeneratorVersion
+	if sections {
+		name += "-sections"
+	}
+	path := filepath.Join(dir, name+".csv")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
@@ -167,8 +194,11 @@ func input(dir string, n int) (string, error) {
 	}
 	defer os.Remove(f.Name())
 	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteString(bench.CSVHeader)
 	g := bench.NewGenerator(1, "https://www.example.com/")
+	if sections {
+		g.Sections = &bench.DefaultSections
+	}
+	w.WriteString(g.Header())
 	var buf []byte
 	for range n {
 		buf = g.AppendCSV(buf[:0])
@@ -198,7 +228,17 @@ type result struct {
 	valRSS                             int64
 	valProblems                        int
 	valVsGenMedian, valVsInflateMedian float64
+
+	// the grouped run, when measured
+	groupSecs, groupCPU float64
+	groupRSS            int64
+	groups              int
+	groupVsPlainMedian  float64
 }
+
+// groupVsPlain is the grouped run's wall time as a ratio to the ungrouped
+// run's in the same run.
+func (r result) groupVsPlain() float64 { return r.groupSecs / r.seconds }
 
 // valVsGen is validate's rate as a ratio to generate's in the same run.
 func (r result) valVsGen() float64 { return r.seconds / r.valSecs }
@@ -230,10 +270,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuSeconds()
 	start := time.Now()
-	rep, err := pipeline.Run(context.Background(), pipeline.Config{
-		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
-		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, Cut: cut, Sort: sorted, TmpDir: dir, GzipLevel: level, GzipProcs: procs,
-	})
+	rep, err := pipeline.Run(context.Background(), config(in, dir, scope, snk, cut, sorted, level, procs))
 	secs := time.Since(start).Seconds()
 	cpu := cpuSeconds() - cpu0
 	stopProfile()
@@ -260,6 +297,48 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 		}
 	}
 	return r, nil
+}
+
+// groupedOnce runs the pipeline again over the same rows, grouped by their
+// section (as --group-by section), into a folder of its own.
+func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int) error {
+	out, err := os.MkdirTemp(dir, "out-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(out)
+	snk, err := sink.NewLocal(out)
+	if err != nil {
+		return err
+	}
+	if _, err := settle(false, ""); err != nil {
+		return err
+	}
+	cfg := config(in, dir, scope, snk, cut, sorted, level, procs)
+	cfg.Columns[input.Group] = "section"
+	cfg.Group = &pipeline.Grouping{}
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	rep, err := pipeline.Run(context.Background(), cfg)
+	r.groupSecs = time.Since(start).Seconds()
+	r.groupCPU = cpuSeconds() - cpu0
+	r.groupRSS = peakRSS()
+	if err != nil {
+		return err
+	}
+	if rep.URLs != r.rows {
+		return fmt.Errorf("the grouped run wrote %d URLs, the ungrouped one %d", rep.URLs, r.rows)
+	}
+	r.groups = len(rep.Groups)
+	return nil
+}
+
+// config is the pipeline's configuration of a benchmark run.
+func config(in, dir string, scope *encode.Scope, snk sink.Store, cut shard.CutMode, sorted bool, level, procs int) pipeline.Config {
+	return pipeline.Config{
+		Inputs: []string{in}, PublicURL: scope, Sink: snk, Name: "sitemap",
+		MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000, Cut: cut, Sort: sorted, TmpDir: dir, GzipLevel: level, GzipProcs: procs,
+	}
 }
 
 // validateOnce validates the run's output as sitemapgen validate does
@@ -316,6 +395,10 @@ func median(rs []result) result {
 	m.valRSS = int64(pick(func(r result) float64 { return float64(r.valRSS) }))
 	m.valVsGenMedian = pick(result.valVsGen)
 	m.valVsInflateMedian = pick(result.valVsInflate)
+	m.groupSecs = pick(func(r result) float64 { return r.groupSecs })
+	m.groupCPU = pick(func(r result) float64 { return r.groupCPU })
+	m.groupRSS = int64(pick(func(r result) float64 { return float64(r.groupRSS) }))
+	m.groupVsPlainMedian = pick(result.groupVsPlain)
 	st := map[string]float64{}
 	for k := range m.stageSecs {
 		st[k] = pick(func(r result) float64 { return r.stageSecs[k] })
