@@ -145,3 +145,87 @@ func (d *Destination) Close(ctx context.Context) {
 	}
 	d.lock = nil
 }
+
+// Batches reports whether the store puts many files as one
+// (sink.Batcher): then PutManifests, PutRoots and Finish switch the sets of
+// d in three batches instead of a sync per file.
+func (d *Destination) Batches() bool {
+	_, ok := d.store.(sink.Batcher)
+	return ok
+}
+
+// PutManifests is Tx.PutManifest for every tx, sets of d that Prepare
+// made ready, in one batch, durable when it returns (the sync between the
+// manifests and the roots of Tx.Switch).
+func (d *Destination) PutManifests(ctx context.Context, txs []*Tx) error {
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		var err error
+		if files[i], err = t.manifestFile(ctx); err != nil {
+			return err
+		}
+	}
+	err := d.putAll(ctx, txs, files, func(t *Tx) {
+		t.mu.Lock()
+		t.manifest = true
+		t.mu.Unlock()
+	})
+	return err
+}
+
+// PutRoots is Tx.PutRoot for every tx in one batch: the switch of them
+// all. On error, the sets whose root is in place are switched (Tx.Unswitch
+// puts them back), the others are not.
+func (d *Destination) PutRoots(ctx context.Context, txs []*Tx) error {
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		if err := t.holding(); err != nil {
+			return err
+		}
+		files[i] = sink.File{Name: t.ready.root, Data: t.ready.rootData}
+	}
+	// Not canceled half way, as Tx.putRoot: the switch is one step.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	return d.putAll(ctx, txs, files, (*Tx).rootPut)
+}
+
+// Finish is Tx.Finish for every tx, switched, with their robots lines
+// written in one batch.
+func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
+	ctx = context.WithoutCancel(ctx)
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		files[i] = t.robotsFile()
+	}
+	b := d.store.(sink.Batcher)
+	placed, err := b.PutAll(ctx, files)
+	errs := []error{err}
+	if len(placed) < len(files) {
+		errs = nil // told for each set below
+	}
+	for i, t := range txs {
+		var terr error
+		if i < len(placed) {
+			t.counted(files[i])
+		} else {
+			terr = fmt.Errorf("write %s: %w", files[i].Name, err)
+		}
+		errs = append(errs, t.finish(ctx, terr))
+	}
+	return errors.Join(errs...)
+}
+
+// putAll puts files, one of each tx, in one batch, and calls done for the
+// txs whose file is in place.
+func (d *Destination) putAll(ctx context.Context, txs []*Tx, files []sink.File, done func(*Tx)) error {
+	placed, err := d.store.(sink.Batcher).PutAll(ctx, files)
+	for i := range placed {
+		txs[i].counted(files[i])
+		done(txs[i])
+	}
+	if err != nil && len(placed) < len(files) {
+		return fmt.Errorf("write %s: %w", files[len(placed)].Name, err)
+	}
+	return err
+}

@@ -504,6 +504,9 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	var err error
 	if tg, ok := t.store.(sink.Tagger); ok {
 		etag, err = tg.PutTagged(ctx, f.Name, data)
+	} else if d, ok := t.store.(sink.Deferrer); ok && isShard {
+		// A new shard: no index names it before Prepare syncs the store.
+		err = d.PutDeferred(ctx, f.Name, data)
 	} else {
 		err = t.store.Put(ctx, f.Name, data)
 	}
@@ -570,10 +573,15 @@ func (t *Tx) putFixed(ctx context.Context, name string, data []byte) error {
 	if err := t.store.Put(ctx, name, data); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
+	t.counted(sink.File{Name: name, Data: data})
+	return nil
+}
+
+// counted counts f, a fixed name put in place.
+func (t *Tx) counted(f sink.File) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.uploaded.add(int64(len(data)), false)
-	return nil
+	t.uploaded.add(int64(len(f.Data)), false)
 }
 
 // putRoot writes the root index: the switch. It is not canceled half way
@@ -831,20 +839,29 @@ func (t *Tx) Switch(ctx context.Context) error {
 // period. The sets of a Destination put all their manifests, sync the
 // store once (Destination.Sync), then put all their roots.
 func (t *Tx) PutManifest(ctx context.Context) error {
-	p := t.ready
-	if p == nil || p.raw == nil {
-		return errors.New("publish: Switch before a successful Prepare")
-	}
-	if err := t.confirm(ctx); err != nil {
+	f, err := t.manifestFile(ctx)
+	if err != nil {
 		return err
 	}
-	if err := t.putFixed(ctx, t.layout.Manifest(), p.raw); err != nil {
+	if err := t.putFixed(ctx, f.Name, f.Data); err != nil {
 		return err
 	}
 	t.mu.Lock()
 	t.manifest = true
 	t.mu.Unlock()
 	return nil
+}
+
+// manifestFile returns the prepared manifest, once the lock is confirmed.
+func (t *Tx) manifestFile(ctx context.Context) (sink.File, error) {
+	p := t.ready
+	if p == nil || p.raw == nil {
+		return sink.File{}, errors.New("publish: Switch before a successful Prepare")
+	}
+	if err := t.confirm(ctx); err != nil {
+		return sink.File{}, err
+	}
+	return sink.File{Name: t.layout.Manifest(), Data: p.raw}, nil
 }
 
 // PutRoot puts the prepared root index in place: the switch.
@@ -856,6 +873,13 @@ func (t *Tx) PutRoot(ctx context.Context) error {
 	if err := t.putRoot(ctx, p.root, p.rootData); err != nil {
 		return err
 	}
+	t.rootPut()
+	return nil
+}
+
+// rootPut records that the new root index is in place.
+func (t *Tx) rootPut() {
+	p := t.ready
 	t.mu.Lock()
 	t.switched = true
 	t.mu.Unlock()
@@ -864,7 +888,6 @@ func (t *Tx) PutRoot(ctx context.Context) error {
 	res.Generation = p.manifest.Generation
 	res.Root = p.base + p.root
 	res.Files = append(res.Files, p.root)
-	return nil
 }
 
 // Unswitch puts back the root index a Switch replaced (or removes the new
@@ -900,12 +923,23 @@ func (t *Tx) Unswitch(ctx context.Context) error {
 // Finish writes the robots lines of the switched set, calls
 // Options.Switched, and deletes what no kept generation lists.
 func (t *Tx) Finish(ctx context.Context) error {
-	p := t.ready
-	res := p.res
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	if err := t.putFixed(ctx, p.robotsName, p.robots); err != nil {
+	return t.finish(ctx, t.putFixed(ctx, t.ready.robotsName, t.ready.robots))
+}
+
+// robotsFile returns the prepared robots lines.
+func (t *Tx) robotsFile() sink.File {
+	return sink.File{Name: t.ready.robotsName, Data: t.ready.robots}
+}
+
+// finish is Finish once the robots lines are written, or failed to be
+// with err.
+func (t *Tx) finish(ctx context.Context, err error) error {
+	p := t.ready
+	res := p.res
+	if err != nil {
 		// Skip the prune: the old robots lines still name existing indexes.
 		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
 			ErrPublishedIncomplete, res.Root, p.robotsName, err)
@@ -932,7 +966,6 @@ func (t *Tx) Finish(ctx context.Context) error {
 		t.release()
 		return nil
 	}
-	var err error
 	res.Deleted, err = t.prune(ctx, keep)
 	if err != nil {
 		t.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
