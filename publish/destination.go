@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,20 +80,34 @@ func (d *Destination) Stems(prefix string) []string {
 	return stems
 }
 
-// listAfter lists the store once for every prune after the switch: each
-// set deletes only its own names, so one listing serves them all.
-func (d *Destination) listAfter(ctx context.Context) ([]string, error) {
+// listAfter lists the store once for every prune after the switch, and
+// returns the names that may be of the set whose names start with stem:
+// each set deletes only its own names, so one listing, sorted, serves
+// them all, each set looking only at its own range of it.
+func (d *Destination) listAfter(ctx context.Context, stem string) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.listed {
-		return d.after, nil
+	if !d.listed {
+		names, err := d.store.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", d.store, err)
+		}
+		slices.Sort(names)
+		d.after, d.listed = names, true
 	}
-	names, err := d.store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", d.store, err)
+	// A set's names start with its stem, or with a dot and its stem (its
+	// temporary files): see Layout.Kind.
+	return append(slices.Clip(withPrefix(d.after, stem)), withPrefix(d.after, "."+stem)...), nil
+}
+
+// withPrefix returns the names of sorted that start with prefix.
+func withPrefix(sorted []string, prefix string) []string {
+	i, _ := slices.BinarySearch(sorted, prefix)
+	j := i
+	for j < len(sorted) && strings.HasPrefix(sorted[j], prefix) {
+		j++
 	}
-	d.after, d.listed = names, true
-	return names, nil
+	return sorted[i:j]
 }
 
 // Sync makes the store's names durable, where the store can (sink.Syncer).

@@ -174,8 +174,12 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		return nil, fmt.Errorf("%s: manifest %s: %d bytes, more than a manifest of this sitemapgen can hold (%d); move it away to start a new history",
 			store, l.Manifest(), in.Size, MaxManifestSize)
 	}
-	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
-		return nil, fmt.Errorf("%s: %w", store, err)
+	// A store that lists what it holds (sink.Stater) tells a new set from
+	// the listing: a thousand new groups do not each ask it for nothing.
+	if _, listed := t.info[l.Manifest()]; t.info == nil || listed {
+		if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
+			return nil, fmt.Errorf("%s: %w", store, err)
+		}
 	}
 	if t.prev != nil {
 		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
@@ -198,6 +202,17 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		}
 	}
 	return t, nil
+}
+
+// had reports whether the store held name at Begin: from the listing's
+// map where the store gave one (a Destination's listing holds every set's
+// files: a thousand sets would each search it).
+func (t *Tx) had(name string) bool {
+	if t.info != nil {
+		_, ok := t.info[name]
+		return ok
+	}
+	return slices.Contains(t.before, name)
 }
 
 // list reads what the store holds: names, and sizes and ETags where the
@@ -553,7 +568,7 @@ func (t *Tx) putInPlace(ctx context.Context, f File, data []byte) error {
 	k, ok := t.known[f.Name]
 	t.mu.Unlock()
 	same := ok && k.Size == f.Size && k.SHA256 == f.SHA256 && t.intact(ctx, k, data) == ""
-	if !same && slices.Contains(t.before, f.Name) {
+	if !same && t.had(f.Name) {
 		old, err := t.store.Get(ctx, f.Name)
 		switch {
 		case err == nil:
@@ -810,7 +825,7 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
-	if t.dest != nil && slices.Contains(t.before, root) {
+	if t.dest != nil && t.had(root) {
 		// Kept so that Unswitch can put it back when another set of the
 		// destination fails to switch.
 		if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -1028,7 +1043,9 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 	}
 	var plan []string
 	for _, n := range names {
-		if !keep[n] && t.layout.Owned(n) {
+		// Owned first: it rejects another set's name by its prefix, and in a
+		// Destination the listing holds every set's files.
+		if t.layout.Owned(n) && !keep[n] {
 			plan = append(plan, n)
 		}
 	}
@@ -1053,11 +1070,11 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 	return deleted, errors.Join(errs...)
 }
 
-// names lists the store, or in a Destination takes its one listing after
-// the switch.
+// names lists the store, or in a Destination takes the names of this set
+// from its one listing after the switch.
 func (t *Tx) names(ctx context.Context) ([]string, error) {
 	if t.dest != nil {
-		return t.dest.listAfter(ctx)
+		return t.dest.listAfter(ctx, t.layout.Stem())
 	}
 	names, err := t.store.List(ctx)
 	if err != nil {
