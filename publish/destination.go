@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -215,10 +217,13 @@ func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 	}
 	b := d.store.(sink.Batcher)
 	placed, err := b.PutAll(ctx, files)
-	errs := []error{err}
-	if len(placed) < len(files) {
-		errs = nil // told for each set below
+	errs := make([]error, len(txs)+1)
+	if len(placed) == len(files) {
+		errs[len(txs)] = err // else told for each set below
 	}
+	// The prunes of a few sets at once, as Tx.Finish's would be.
+	var g errgroup.Group
+	g.SetLimit(finishesAtOnce)
 	for i, t := range txs {
 		var terr error
 		if i < len(placed) {
@@ -226,10 +231,17 @@ func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 		} else {
 			terr = fmt.Errorf("write %s: %w", files[i].Name, err)
 		}
-		errs = append(errs, t.finish(ctx, terr))
+		g.Go(func() error {
+			errs[i] = t.finish(ctx, terr)
+			return nil
+		})
 	}
+	g.Wait()
 	return errors.Join(errs...)
 }
+
+// finishesAtOnce bounds the sets Destination.Finish finishes at once.
+const finishesAtOnce = 4
 
 // putAll puts files, one of each tx, in one batch, and calls done for the
 // txs whose file is in place.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Local is a folder on the local file system. Put writes to a temporary file
@@ -94,31 +96,43 @@ func (l *Local) PutDeferred(ctx context.Context, name string, data []byte) error
 // renames them into place in order and syncs the folder: each name holds
 // its earlier bytes or its new ones, whenever a crash comes.
 func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err error) {
-	tmps := make([]string, 0, len(files))
+	tmps := make([]string, len(files))
 	defer func() {
 		for _, tmp := range tmps[len(placed):] {
-			os.Remove(tmp)
+			if tmp != "" {
+				os.Remove(tmp)
+			}
 		}
 	}()
-	for _, file := range files {
-		f, err := l.create(ctx, file.Name, file.Data)
-		if err != nil {
-			return placed, err
-		}
-		tmps = append(tmps, f.Name())
-		if !canSyncFS {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return placed, fmt.Errorf("put %s: %w", file.Name, err)
-		}
+	// Written by a few at once: a file costs a handful of system calls,
+	// and a thousand groups' batch would otherwise keep one core busy.
+	var g errgroup.Group
+	g.SetLimit(putAllWriters)
+	for i, file := range files {
+		g.Go(func() error {
+			f, err := l.create(ctx, file.Name, file.Data)
+			if err != nil {
+				return err
+			}
+			tmps[i] = f.Name()
+			if !canSyncFS {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("put %s: %w", file.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if canSyncFS {
 		if err := l.Sync(); err != nil {
-			return placed, err
+			return nil, err
 		}
 	}
 	for i, file := range files {
@@ -129,6 +143,9 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 	}
 	return placed, l.syncDir()
 }
+
+// putAllWriters is how many files PutAll writes at once.
+const putAllWriters = 4
 
 // create writes data to a new temporary file beside name, readable by all,
 // and returns it open.
