@@ -83,18 +83,54 @@ func (r *run) publishGroups(ctx context.Context) error {
 		return err
 	}
 	// The switch: every manifest, one sync per destination, every root.
-	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutManifest(ctx) }); err != nil {
+	// A folder takes each step as one batch (publish.Destination.Batches):
+	// its files are written, made durable in one sync, then renamed.
+	err = r.eachStep(ctx, ready, (*publish.Destination).PutManifests, func(s *set) error { return s.tx.PutManifest(ctx) })
+	if err != nil {
 		return err
 	}
 	for _, d := range r.openDestinations() {
-		if err := d.Sync(); err != nil {
-			return err
+		if !d.Batches() { // PutManifests synced it
+			if err := d.Sync(); err != nil {
+				return err
+			}
 		}
 	}
-	if err := r.eachSet(ctx, ready, func(s *set) error { return s.tx.PutRoot(ctx) }); err != nil {
+	if err := r.eachStep(ctx, ready, (*publish.Destination).PutRoots, func(s *set) error { return s.tx.PutRoot(ctx) }); err != nil {
 		return r.unswitch(ctx, ready, err)
 	}
-	return r.eachSet(context.WithoutCancel(ctx), ready, func(s *set) error { return s.tx.Finish(ctx) })
+	ctx = context.WithoutCancel(ctx)
+	return r.eachStep(ctx, ready, (*publish.Destination).Finish, func(s *set) error { return s.tx.Finish(ctx) })
+}
+
+// eachStep takes a step of the switch for every set: in one batch for the
+// sets of each destination that takes batches, else set by set (eachSet).
+func (r *run) eachStep(ctx context.Context, sets []*set, batch func(*publish.Destination, context.Context, []*publish.Tx) error, each func(*set) error) error {
+	var one []*set
+	byDest := map[*publish.Destination][]*publish.Tx{}
+	var dests []*publish.Destination // in the sets' order: deterministic
+	for _, s := range sets {
+		d, err := r.destination(ctx, s.place.Sink) // opened at begin
+		if err != nil {
+			return err
+		}
+		if !d.Batches() {
+			one = append(one, s)
+			continue
+		}
+		if _, ok := byDest[d]; !ok {
+			dests = append(dests, d)
+		}
+		byDest[d] = append(byDest[d], s.tx)
+	}
+	var errs []error
+	for _, d := range dests {
+		if err := batch(d, ctx, byDest[d]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", d.Store(), err))
+		}
+	}
+	errs = append(errs, r.eachSet(ctx, one, each))
+	return errors.Join(errs...)
 }
 
 // eachSet calls do for every set, as many at once as the run uploads,

@@ -376,39 +376,103 @@ func TestGroupsFailMidPublish(t *testing.T) {
 		return append(r, testBase+"p/new,,products", testBase+"h/new,, Help ")
 	})
 	in := groupCSV(t, rows)
-	// Count the night's writes on a copy of the folder.
-	scratch := t.TempDir()
-	if err := os.CopyFS(scratch, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	counter := &failingSink{n: 1 << 30}
-	if counter.Store, _ = sink.NewLocal(scratch); counter.Store == nil {
-		t.Fatal("no sink")
-	}
 	night := func(store sink.Store) func(*Config) {
 		return func(c *Config) { c.Sink, c.Now = store, testNow.AddDate(0, 0, 1) }
 	}
-	if _, _, err := groupRun(t, in, scratch, 10485760, night(counter)); err != nil {
+	// A folder as it is (the switch in batches) and a store that takes
+	// one file at a time.
+	for _, batches := range []bool{true, false} {
+		store := func(dir string, n int) (sink.Store, *failingSink) {
+			if batches {
+				f := newFailingFolder(t, dir, n)
+				return f, f.failingSink
+			}
+			local, _ := sink.NewLocal(dir)
+			f := &failingSink{Store: local, n: n}
+			return f, f
+		}
+		// Count the night's writes on a copy of the folder.
+		scratch := t.TempDir()
+		if err := os.CopyFS(scratch, os.DirFS(dir)); err != nil {
+			t.Fatal(err)
+		}
+		counter, count := store(scratch, 1<<30)
+		if _, _, err := groupRun(t, in, scratch, 10485760, night(counter)); err != nil {
+			t.Fatal(err)
+		}
+		puts := 1<<30 - count.n
+		// The last 3 groups x (manifest, root) are the switch, robots follow.
+		switchAt := puts - 3*3 + 1
+		for _, at := range []int{1, switchAt - 1, switchAt, switchAt + 1, switchAt + 2, switchAt + 3, switchAt + 5} {
+			t.Run(fmt.Sprint("batches=", batches, "/put", at), func(t *testing.T) {
+				fs, _ := store(dir, at)
+				rep, _, err := groupRun(t, in, dir, 10485760, night(fs))
+				if !errors.Is(err, errInjected) {
+					t.Fatalf("error %v; want the injected one", err)
+				}
+				if rep.Published {
+					t.Error("report says published")
+				}
+				if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+					t.Fatalf("the folder changed: %d files before, %d after", len(before), len(after))
+				}
+			})
+		}
+	}
+}
+
+// TestGroupsSwitchInBatches: in a folder, the groups' new shards are made
+// durable by one sync before any index names them, and their manifests,
+// roots and robots lines are each written in one batch (one sync for all,
+// not one per file), manifests before roots.
+func TestGroupsSwitchInBatches(t *testing.T) {
+	rows, _ := sectionRows()
+	dir := t.TempDir()
+	f := newFailingFolder(t, dir, 1<<30)
+	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Sink = f })
+	if err != nil {
 		t.Fatal(err)
 	}
-	puts := 1<<30 - counter.n
-	// The last 3 groups x (manifest, root) are the switch, robots follow.
-	switchAt := puts - 3*3 + 1
-	for _, at := range []int{1, switchAt - 1, switchAt, switchAt + 1, switchAt + 2, switchAt + 3, switchAt + 5} {
-		t.Run(fmt.Sprint("put", at), func(t *testing.T) {
-			local, _ := sink.NewLocal(dir)
-			fs := &failingSink{Store: local, n: at}
-			rep, _, err := groupRun(t, in, dir, 10485760, night(fs))
-			if !errors.Is(err, errInjected) {
-				t.Fatalf("error %v; want the injected one", err)
+	var deferred, synced bool
+	var batches []string
+	for _, op := range f.ops {
+		kind, names, _ := strings.Cut(op, " ")
+		switch kind {
+		case "deferred":
+			if !strings.HasSuffix(names, ".xml.gz") || len(batches) > 0 {
+				t.Errorf("%s: only shards are deferred, before the switch", op)
 			}
-			if rep.Published {
-				t.Error("report says published")
+			deferred, synced = true, false
+		case "sync":
+			synced = true
+		case "put": // an intermediate index: rewritten in place, set by set
+			if !strings.Contains(names, "-index-") || !synced {
+				t.Errorf("%s: a file put on its own (or before the shards' sync)", op)
 			}
-			if after := xmltest.Snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
-				t.Fatalf("the folder changed: %d files before, %d after", len(before), len(after))
+		case "batch":
+			if !synced {
+				t.Errorf("%s before a sync of the shards deferred", op)
 			}
-		})
+			batches = append(batches, names)
+		}
+	}
+	if !deferred {
+		t.Error("no shard deferred")
+	}
+	want := []string{".manifest.json", ".xml", "-robots.txt"}
+	if len(batches) != len(want) {
+		t.Fatalf("%d batches %q; want manifests, roots, robots", len(batches), batches)
+	}
+	for i, b := range batches {
+		names := strings.Fields(b)
+		if len(names) != len(rep.Groups) {
+			t.Errorf("batch %q: %d files for %d groups", b, len(names), len(rep.Groups))
+		}
+		for _, n := range names {
+			if !strings.HasSuffix(n, want[i]) {
+				t.Errorf("batch %d holds %s; want *%s", i, n, want[i])
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -200,6 +201,14 @@ type failingSink struct {
 var errInjected = errors.New("injected failure")
 
 func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
+	if err := s.next(); err != nil {
+		return err
+	}
+	return s.Store.Put(ctx, name, data)
+}
+
+// next counts a write and returns the failure injected at the n-th.
+func (s *failingSink) next() error {
 	s.mu.Lock()
 	s.n--
 	n := s.n
@@ -214,7 +223,65 @@ func (s *failingSink) Put(ctx context.Context, name string, data []byte) error {
 		}
 		return errInjected
 	}
-	return s.Store.Put(ctx, name, data)
+	return nil
+}
+
+// failingFolder is a failingSink over a folder that takes deferred puts
+// and batches, as sink.Local does: a file of a batch counts as a write,
+// and a batch failing at its k-th places the files before it. It logs
+// its writes and syncs, in order.
+type failingFolder struct {
+	*failingSink
+	local *sink.Local
+	ops   []string // "put NAME", "deferred NAME", "batch NAME..." and "sync"
+}
+
+func newFailingFolder(t *testing.T, dir string, n int) *failingFolder {
+	t.Helper()
+	local, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &failingFolder{failingSink: &failingSink{Store: local, n: n}, local: local}
+}
+
+func (s *failingFolder) log(op string) {
+	s.mu.Lock()
+	s.ops = append(s.ops, op)
+	s.mu.Unlock()
+}
+
+func (s *failingFolder) Put(ctx context.Context, name string, data []byte) error {
+	s.log("put " + name)
+	return s.failingSink.Put(ctx, name, data)
+}
+
+func (s *failingFolder) PutDeferred(ctx context.Context, name string, data []byte) error {
+	s.log("deferred " + name)
+	if err := s.next(); err != nil {
+		return err
+	}
+	return s.local.PutDeferred(ctx, name, data)
+}
+
+func (s *failingFolder) Sync() error {
+	s.log("sync")
+	return s.local.Sync()
+}
+
+func (s *failingFolder) PutAll(ctx context.Context, files []sink.File) ([]string, error) {
+	op := "batch"
+	for _, f := range files {
+		op += " " + f.Name
+	}
+	s.log(op)
+	for i := range files {
+		if err := s.next(); err != nil {
+			placed, perr := s.local.PutAll(ctx, files[:i])
+			return placed, cmp.Or(perr, err)
+		}
+	}
+	return s.local.PutAll(ctx, files)
 }
 
 // TestFailedRunKeepsPreviousSet checks invariant 6: a run cancelled or failing

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -79,20 +82,34 @@ func (d *Destination) Stems(prefix string) []string {
 	return stems
 }
 
-// listAfter lists the store once for every prune after the switch: each
-// set deletes only its own names, so one listing serves them all.
-func (d *Destination) listAfter(ctx context.Context) ([]string, error) {
+// listAfter lists the store once for every prune after the switch, and
+// returns the names that may be of the set whose names start with stem:
+// each set deletes only its own names, so one listing, sorted, serves
+// them all, each set looking only at its own range of it.
+func (d *Destination) listAfter(ctx context.Context, stem string) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.listed {
-		return d.after, nil
+	if !d.listed {
+		names, err := d.store.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", d.store, err)
+		}
+		slices.Sort(names)
+		d.after, d.listed = names, true
 	}
-	names, err := d.store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", d.store, err)
+	// A set's names start with its stem, or with a dot and its stem (its
+	// temporary files): see Layout.Kind.
+	return append(slices.Clip(withPrefix(d.after, stem)), withPrefix(d.after, "."+stem)...), nil
+}
+
+// withPrefix returns the names of sorted that start with prefix.
+func withPrefix(sorted []string, prefix string) []string {
+	i, _ := slices.BinarySearch(sorted, prefix)
+	j := i
+	for j < len(sorted) && strings.HasPrefix(sorted[j], prefix) {
+		j++
 	}
-	d.after, d.listed = names, true
-	return names, nil
+	return sorted[i:j]
 }
 
 // Sync makes the store's names durable, where the store can (sink.Syncer).
@@ -144,4 +161,98 @@ func (d *Destination) Close(ctx context.Context) {
 		d.log.Warn("release the destination's lock", "lock", "."+d.name+".lock", "err", err)
 	}
 	d.lock = nil
+}
+
+// Batches reports whether the store puts many files as one
+// (sink.Batcher): then PutManifests, PutRoots and Finish switch the sets of
+// d in three batches instead of a sync per file.
+func (d *Destination) Batches() bool {
+	_, ok := d.store.(sink.Batcher)
+	return ok
+}
+
+// PutManifests is Tx.PutManifest for every tx, sets of d that Prepare
+// made ready, in one batch, durable when it returns (the sync between the
+// manifests and the roots of Tx.Switch).
+func (d *Destination) PutManifests(ctx context.Context, txs []*Tx) error {
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		var err error
+		if files[i], err = t.manifestFile(ctx); err != nil {
+			return err
+		}
+	}
+	err := d.putAll(ctx, txs, files, func(t *Tx) {
+		t.mu.Lock()
+		t.manifest = true
+		t.mu.Unlock()
+	})
+	return err
+}
+
+// PutRoots is Tx.PutRoot for every tx in one batch: the switch of them
+// all. On error, the sets whose root is in place are switched (Tx.Unswitch
+// puts them back), the others are not.
+func (d *Destination) PutRoots(ctx context.Context, txs []*Tx) error {
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		if err := t.holding(); err != nil {
+			return err
+		}
+		files[i] = sink.File{Name: t.ready.root, Data: t.ready.rootData}
+	}
+	// Not canceled half way, as Tx.putRoot: the switch is one step.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	return d.putAll(ctx, txs, files, (*Tx).rootPut)
+}
+
+// Finish is Tx.Finish for every tx, switched, with their robots lines
+// written in one batch.
+func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
+	ctx = context.WithoutCancel(ctx)
+	files := make([]sink.File, len(txs))
+	for i, t := range txs {
+		files[i] = t.robotsFile()
+	}
+	b := d.store.(sink.Batcher)
+	placed, err := b.PutAll(ctx, files)
+	errs := make([]error, len(txs)+1)
+	if len(placed) == len(files) {
+		errs[len(txs)] = err // else told for each set below
+	}
+	// The prunes of a few sets at once, as Tx.Finish's would be.
+	var g errgroup.Group
+	g.SetLimit(finishesAtOnce)
+	for i, t := range txs {
+		var terr error
+		if i < len(placed) {
+			t.counted(files[i])
+		} else {
+			terr = fmt.Errorf("write %s: %w", files[i].Name, err)
+		}
+		g.Go(func() error {
+			errs[i] = t.finish(ctx, terr)
+			return nil
+		})
+	}
+	g.Wait()
+	return errors.Join(errs...)
+}
+
+// finishesAtOnce bounds the sets Destination.Finish finishes at once.
+const finishesAtOnce = 4
+
+// putAll puts files, one of each tx, in one batch, and calls done for the
+// txs whose file is in place.
+func (d *Destination) putAll(ctx context.Context, txs []*Tx, files []sink.File, done func(*Tx)) error {
+	placed, err := d.store.(sink.Batcher).PutAll(ctx, files)
+	for i := range placed {
+		txs[i].counted(files[i])
+		done(txs[i])
+	}
+	if err != nil && len(placed) < len(files) {
+		return fmt.Errorf("write %s: %w", files[len(placed)].Name, err)
+	}
+	return err
 }

@@ -174,8 +174,12 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		return nil, fmt.Errorf("%s: manifest %s: %d bytes, more than a manifest of this sitemapgen can hold (%d); move it away to start a new history",
 			store, l.Manifest(), in.Size, MaxManifestSize)
 	}
-	if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
-		return nil, fmt.Errorf("%s: %w", store, err)
+	// A store that lists what it holds (sink.Stater) tells a new set from
+	// the listing: a thousand new groups do not each ask it for nothing.
+	if _, listed := t.info[l.Manifest()]; t.info == nil || listed {
+		if t.prev, t.prevRaw, err = ReadManifest(ctx, store, l); err != nil {
+			return nil, fmt.Errorf("%s: %w", store, err)
+		}
 	}
 	if t.prev != nil {
 		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
@@ -198,6 +202,17 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		}
 	}
 	return t, nil
+}
+
+// had reports whether the store held name at Begin: from the listing's
+// map where the store gave one (a Destination's listing holds every set's
+// files: a thousand sets would each search it).
+func (t *Tx) had(name string) bool {
+	if t.info != nil {
+		_, ok := t.info[name]
+		return ok
+	}
+	return slices.Contains(t.before, name)
 }
 
 // list reads what the store holds: names, and sizes and ETags where the
@@ -504,6 +519,9 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	var err error
 	if tg, ok := t.store.(sink.Tagger); ok {
 		etag, err = tg.PutTagged(ctx, f.Name, data)
+	} else if d, ok := t.store.(sink.Deferrer); ok && isShard {
+		// A new shard: no index names it before Prepare syncs the store.
+		err = d.PutDeferred(ctx, f.Name, data)
 	} else {
 		err = t.store.Put(ctx, f.Name, data)
 	}
@@ -550,7 +568,7 @@ func (t *Tx) putInPlace(ctx context.Context, f File, data []byte) error {
 	k, ok := t.known[f.Name]
 	t.mu.Unlock()
 	same := ok && k.Size == f.Size && k.SHA256 == f.SHA256 && t.intact(ctx, k, data) == ""
-	if !same && slices.Contains(t.before, f.Name) {
+	if !same && t.had(f.Name) {
 		old, err := t.store.Get(ctx, f.Name)
 		switch {
 		case err == nil:
@@ -570,10 +588,15 @@ func (t *Tx) putFixed(ctx context.Context, name string, data []byte) error {
 	if err := t.store.Put(ctx, name, data); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
+	t.counted(sink.File{Name: name, Data: data})
+	return nil
+}
+
+// counted counts f, a fixed name put in place.
+func (t *Tx) counted(f sink.File) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.uploaded.add(int64(len(data)), false)
-	return nil
+	t.uploaded.add(int64(len(f.Data)), false)
 }
 
 // putRoot writes the root index: the switch. It is not canceled half way
@@ -802,7 +825,7 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
-	if t.dest != nil && slices.Contains(t.before, root) {
+	if t.dest != nil && t.had(root) {
 		// Kept so that Unswitch can put it back when another set of the
 		// destination fails to switch.
 		if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -831,20 +854,29 @@ func (t *Tx) Switch(ctx context.Context) error {
 // period. The sets of a Destination put all their manifests, sync the
 // store once (Destination.Sync), then put all their roots.
 func (t *Tx) PutManifest(ctx context.Context) error {
-	p := t.ready
-	if p == nil || p.raw == nil {
-		return errors.New("publish: Switch before a successful Prepare")
-	}
-	if err := t.confirm(ctx); err != nil {
+	f, err := t.manifestFile(ctx)
+	if err != nil {
 		return err
 	}
-	if err := t.putFixed(ctx, t.layout.Manifest(), p.raw); err != nil {
+	if err := t.putFixed(ctx, f.Name, f.Data); err != nil {
 		return err
 	}
 	t.mu.Lock()
 	t.manifest = true
 	t.mu.Unlock()
 	return nil
+}
+
+// manifestFile returns the prepared manifest, once the lock is confirmed.
+func (t *Tx) manifestFile(ctx context.Context) (sink.File, error) {
+	p := t.ready
+	if p == nil || p.raw == nil {
+		return sink.File{}, errors.New("publish: Switch before a successful Prepare")
+	}
+	if err := t.confirm(ctx); err != nil {
+		return sink.File{}, err
+	}
+	return sink.File{Name: t.layout.Manifest(), Data: p.raw}, nil
 }
 
 // PutRoot puts the prepared root index in place: the switch.
@@ -856,6 +888,13 @@ func (t *Tx) PutRoot(ctx context.Context) error {
 	if err := t.putRoot(ctx, p.root, p.rootData); err != nil {
 		return err
 	}
+	t.rootPut()
+	return nil
+}
+
+// rootPut records that the new root index is in place.
+func (t *Tx) rootPut() {
+	p := t.ready
 	t.mu.Lock()
 	t.switched = true
 	t.mu.Unlock()
@@ -864,7 +903,6 @@ func (t *Tx) PutRoot(ctx context.Context) error {
 	res.Generation = p.manifest.Generation
 	res.Root = p.base + p.root
 	res.Files = append(res.Files, p.root)
-	return nil
 }
 
 // Unswitch puts back the root index a Switch replaced (or removes the new
@@ -900,12 +938,23 @@ func (t *Tx) Unswitch(ctx context.Context) error {
 // Finish writes the robots lines of the switched set, calls
 // Options.Switched, and deletes what no kept generation lists.
 func (t *Tx) Finish(ctx context.Context) error {
-	p := t.ready
-	res := p.res
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	if err := t.putFixed(ctx, p.robotsName, p.robots); err != nil {
+	return t.finish(ctx, t.putFixed(ctx, t.ready.robotsName, t.ready.robots))
+}
+
+// robotsFile returns the prepared robots lines.
+func (t *Tx) robotsFile() sink.File {
+	return sink.File{Name: t.ready.robotsName, Data: t.ready.robots}
+}
+
+// finish is Finish once the robots lines are written, or failed to be
+// with err.
+func (t *Tx) finish(ctx context.Context, err error) error {
+	p := t.ready
+	res := p.res
+	if err != nil {
 		// Skip the prune: the old robots lines still name existing indexes.
 		return fmt.Errorf("%w at %s, but writing %s failed (it still names the previous indexes, which are kept): %w",
 			ErrPublishedIncomplete, res.Root, p.robotsName, err)
@@ -932,7 +981,6 @@ func (t *Tx) Finish(ctx context.Context) error {
 		t.release()
 		return nil
 	}
-	var err error
 	res.Deleted, err = t.prune(ctx, keep)
 	if err != nil {
 		t.log.Warn("cleanup of files no kept generation lists failed; the next run retries", "err", err)
@@ -995,7 +1043,9 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 	}
 	var plan []string
 	for _, n := range names {
-		if !keep[n] && t.layout.Owned(n) {
+		// Owned first: it rejects another set's name by its prefix, and in a
+		// Destination the listing holds every set's files.
+		if t.layout.Owned(n) && !keep[n] {
 			plan = append(plan, n)
 		}
 	}
@@ -1020,11 +1070,11 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 	return deleted, errors.Join(errs...)
 }
 
-// names lists the store, or in a Destination takes its one listing after
-// the switch.
+// names lists the store, or in a Destination takes the names of this set
+// from its one listing after the switch.
 func (t *Tx) names(ctx context.Context) ([]string, error) {
 	if t.dest != nil {
-		return t.dest.listAfter(ctx)
+		return t.dest.listAfter(ctx, t.layout.Stem())
 	}
 	names, err := t.store.List(ctx)
 	if err != nil {

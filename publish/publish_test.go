@@ -148,6 +148,12 @@ type refusingStore struct{ *sink.Local }
 
 func (refusingStore) Put(context.Context, string, []byte) error { return errors.New("read-only") }
 func (refusingStore) Delete(context.Context, string) error      { return errors.New("read-only") }
+func (refusingStore) PutDeferred(context.Context, string, []byte) error {
+	return errors.New("read-only")
+}
+func (refusingStore) PutAll(context.Context, []sink.File) ([]string, error) {
+	return nil, errors.New("read-only")
+}
 
 // TestAbortCleansOnlyWhatIsThere: a publish whose puts all failed has
 // nothing to clean up, and says nothing about files it never wrote.

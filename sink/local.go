@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Local is a folder on the local file system. Put writes to a temporary file
@@ -58,40 +60,130 @@ func (l *Local) Connections() int { return LocalConnections }
 // String returns the folder's path.
 func (l *Local) String() string { return l.dir }
 
-// Put writes data to name atomically.
-func (l *Local) Put(ctx context.Context, name string, data []byte) (err error) {
-	if err := ctx.Err(); err != nil {
+// Put writes data to name atomically and durably: the temporary file is
+// synced before the rename, so a crash leaves the earlier file or the new
+// one, never a short one.
+func (l *Local) Put(ctx context.Context, name string, data []byte) error {
+	f, err := l.create(ctx, name, data)
+	if err != nil {
 		return err
 	}
+	// Sync before rename: an index must never reach disk before the files it lists.
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	return l.place(f, name)
+}
+
+// PutDeferred writes data to name atomically, leaving its durability to
+// the next Sync (a file system sync: one for all the files put so far).
+// Without one (not Linux) it is Put.
+func (l *Local) PutDeferred(ctx context.Context, name string, data []byte) error {
+	if !canSyncFS {
+		return l.Put(ctx, name, data)
+	}
+	f, err := l.create(ctx, name, data)
+	if err != nil {
+		return err
+	}
+	return l.place(f, name)
+}
+
+// PutAll writes every file to a temporary one, makes them all durable in
+// one step (a file system sync, or a sync of each where there is none),
+// renames them into place in order and syncs the folder: each name holds
+// its earlier bytes or its new ones, whenever a crash comes.
+func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err error) {
+	tmps := make([]string, len(files))
+	defer func() {
+		for _, tmp := range tmps[len(placed):] {
+			if tmp != "" {
+				os.Remove(tmp)
+			}
+		}
+	}()
+	// Written by a few at once: a file costs a handful of system calls,
+	// and a thousand groups' batch would otherwise keep one core busy.
+	var g errgroup.Group
+	g.SetLimit(putAllWriters)
+	for i, file := range files {
+		g.Go(func() error {
+			f, err := l.create(ctx, file.Name, file.Data)
+			if err != nil {
+				return err
+			}
+			tmps[i] = f.Name()
+			if !canSyncFS {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("put %s: %w", file.Name, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if canSyncFS {
+		if err := l.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	for i, file := range files {
+		if err := os.Rename(tmps[i], filepath.Join(l.dir, file.Name)); err != nil {
+			return placed, fmt.Errorf("put %s: %w", file.Name, err)
+		}
+		placed = append(placed, file.Name)
+	}
+	return placed, l.syncDir()
+}
+
+// putAllWriters is how many files PutAll writes at once.
+const putAllWriters = 4
+
+// create writes data to a new temporary file beside name, readable by all,
+// and returns it open.
+func (l *Local) create(ctx context.Context, name string, data []byte) (_ *os.File, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return fmt.Errorf("put %q: not a plain file name", name)
+		return nil, fmt.Errorf("put %q: not a plain file name", name)
 	}
 	f, err := os.CreateTemp(l.dir, "."+name+".*"+tempSuffix)
 	if err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
+		return nil, fmt.Errorf("put %s: %w", name, err)
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(f.Name())
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
+		return nil, fmt.Errorf("put %s: %w", name, err)
 	}
 	// Web servers read these files: CreateTemp's 0600 would hide them.
 	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
+		return nil, fmt.Errorf("put %s: %w", name, err)
 	}
-	// Sync before rename: an index must never reach disk before the files it lists.
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
+	return f, nil
+}
+
+// place closes the temporary file f and renames it to name.
+func (l *Local) place(f *os.File, name string) error {
+	err := f.Close()
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(l.dir, name))
 	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("put %s: %w", name, err)
-	}
-	if err = os.Rename(tmp, filepath.Join(l.dir, name)); err != nil {
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return nil
@@ -181,8 +273,26 @@ func (l *Local) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// Sync flushes the folder's entries, so renames done so far survive a crash.
+// Sync makes what was put so far durable: the bytes of PutDeferred's files
+// (a sync of the whole file system, one call for any number of files) and
+// the folder's entries, so renames done so far survive a crash.
 func (l *Local) Sync() error {
+	if canSyncFS {
+		d, err := os.Open(l.dir)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := syncFS(d); err != nil {
+			return fmt.Errorf("sync %s: %w", l.dir, err)
+		}
+		return d.Sync()
+	}
+	return l.syncDir()
+}
+
+// syncDir flushes the folder's entries.
+func (l *Local) syncDir() error {
 	d, err := os.Open(l.dir)
 	if err != nil {
 		return err

@@ -15,14 +15,22 @@ func TestLocalPut(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, content := range []string{"first", "second"} {
-		if err := l.Put(ctx, "sitemap.xml", []byte(content)); err != nil {
+	// PutDeferred (durable at the next Sync) is in place at once, as Put.
+	for _, content := range []string{"first", "second", "third"} {
+		put := l.Put
+		if content == "second" {
+			put = l.PutDeferred
+		}
+		if err := put(ctx, "sitemap.xml", []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(filepath.Join(dir, "sitemap.xml"))
 		if err != nil || string(got) != content {
 			t.Fatalf("read back %q, %v; want %q", got, err, content)
 		}
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
 	}
 	fi, _ := os.Stat(filepath.Join(dir, "sitemap.xml"))
 	if fi.Mode().Perm() != 0o644 {
@@ -36,6 +44,9 @@ func TestLocalPut(t *testing.T) {
 		if err := l.Put(ctx, bad, nil); err == nil {
 			t.Errorf("Put(%q) accepted", bad)
 		}
+		if err := l.PutDeferred(ctx, bad, nil); err == nil {
+			t.Errorf("PutDeferred(%q) accepted", bad)
+		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
@@ -45,6 +56,55 @@ func TestLocalPut(t *testing.T) {
 	if err := l.Delete(ctx, "missing.xml"); err != nil {
 		t.Errorf("Delete of a missing file: %v", err)
 	}
+}
+
+// TestLocalPutAll: a batch replaces files and adds new ones, readable by
+// all, with no temporary file left; a batch that fails while its files are
+// written places none of them (renames come only after every file is
+// written and synced), and one canceled places none.
+func TestLocalPutAll(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.Put(ctx, "a.xml", []byte("old a")); err != nil {
+		t.Fatal(err)
+	}
+	placed, err := l.PutAll(ctx, []File{{"a.xml", []byte("new a")}, {"b.xml", []byte("b")}})
+	if err != nil || !slices.Equal(placed, []string{"a.xml", "b.xml"}) {
+		t.Fatalf("PutAll placed %q, %v", placed, err)
+	}
+	want := map[string]string{"a.xml": "new a", "b.xml": "b"}
+	check := func() {
+		t.Helper()
+		names, _ := l.List(ctx)
+		if len(names) != len(want) {
+			t.Errorf("List = %q; want %d files (temporary files left behind?)", names, len(want))
+		}
+		for name, content := range want {
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil || string(got) != content {
+				t.Errorf("%s: %q, %v; want %q", name, got, err, content)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm() != 0o644 {
+				t.Errorf("%s: mode %v, want 0644", name, fi.Mode().Perm())
+			}
+		}
+	}
+	check()
+	placed, err = l.PutAll(ctx, []File{{"a.xml", []byte("newer a")}, {"../c.xml", nil}, {"d.xml", []byte("d")}})
+	if err == nil || len(placed) != 0 {
+		t.Errorf("PutAll with a bad name: placed %q, %v; want none and an error", placed, err)
+	}
+	check()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if placed, err := l.PutAll(cctx, []File{{"a.xml", []byte("newer a")}}); err == nil || len(placed) != 0 {
+		t.Errorf("PutAll canceled: placed %q, %v", placed, err)
+	}
+	check()
 }
 
 // TestTempOf: the temporary files Put writes name the whole file they are

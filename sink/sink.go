@@ -29,6 +29,34 @@ type Syncer interface {
 	Sync() error
 }
 
+// Deferrer is a Syncer whose puts can leave their durability to the next
+// Sync: many files then cost one sync, not one each. A crash before that
+// Sync may lose such a file or leave it short, so it is only for names
+// that no durable file names yet (new shards, listed by an index written
+// after the Sync).
+type Deferrer interface {
+	Syncer
+	// PutDeferred stores data under name, replacing any earlier file
+	// atomically for readers; durable once Sync returns.
+	PutDeferred(ctx context.Context, name string, data []byte) error
+}
+
+// File is a file's name and content, for Batcher.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Batcher is a Store that puts many files for the cost of one: a folder
+// writes them all, makes them durable in one step, and only then renames
+// them into place, so that no name ever holds bytes a crash could lose.
+type Batcher interface {
+	// PutAll stores every file as Put would, each durable in place when
+	// it returns. It returns the names put in place: all of them, or on
+	// error those placed before it.
+	PutAll(ctx context.Context, files []File) (placed []string, err error)
+}
+
 // Aborter is a Store that can hold incomplete uploads (S3 multipart uploads
 // of a run that was killed): invisible to readers, but stored and billed.
 type Aborter interface {
