@@ -63,6 +63,7 @@ func main() {
 	memprofile := flag.String("memprofile", "", "write an allocation profile of all runs at the end")
 	validate := flag.Bool("validate", false, "after each run, validate its output (check.Set, as sitemapgen validate) and measure the same-run inflate limit")
 	valprofile := flag.String("validate-cpuprofile", "", "write a CPU profile of the last validation")
+	groupprofile := flag.String("group-cpuprofile", "", "write a CPU profile of the last grouped run")
 	group := flag.Bool("group", false, "rows with a section column, and after each run a grouped run over them (--group-by section)")
 	flag.Parse()
 
@@ -97,7 +98,11 @@ func main() {
 				fail(err)
 			}
 			if *group {
-				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs); err != nil {
+				prof := ""
+				if last {
+					prof = *groupprofile
+				}
+				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof); err != nil {
 					fail(err)
 				}
 				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
@@ -301,7 +306,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 
 // groupedOnce runs the pipeline again over the same rows, grouped by their
 // section (as --group-by section), into a folder of its own.
-func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int) error {
+func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string) error {
 	out, err := os.MkdirTemp(dir, "out-")
 	if err != nil {
 		return err
@@ -311,9 +316,11 @@ func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMo
 	if err != nil {
 		return err
 	}
-	if _, err := settle(false, ""); err != nil {
+	stopProfile, err := settle(cpuprofile != "", cpuprofile)
+	if err != nil {
 		return err
 	}
+	defer stopProfile()
 	cfg := config(in, dir, scope, snk, cut, sorted, level, procs)
 	cfg.Columns[input.Group] = "section"
 	cfg.Group = &pipeline.Grouping{}
