@@ -20,15 +20,23 @@
 //
 //	go run ./bench/cmd/e2e -rows 1000000 -group
 //
+// -group-check then compares the last grouped run's files with those of
+// separate runs over each section's rows alone, byte for byte (exit 1 on a
+// difference).
+//
 // It exits 1 when the median ratio falls below -min-ratio: CI uses that to
 // catch gross regressions without ever comparing absolute times.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/csv"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -64,6 +72,7 @@ func main() {
 	validate := flag.Bool("validate", false, "after each run, validate its output (check.Set, as sitemapgen validate) and measure the same-run inflate limit")
 	valprofile := flag.String("validate-cpuprofile", "", "write a CPU profile of the last validation")
 	groupprofile := flag.String("group-cpuprofile", "", "write a CPU profile of the last grouped run")
+	groupCheck := flag.Bool("group-check", false, "with -group: after the last grouped run, run the pipeline over each section's rows alone (--name sitemap-SECTION) and compare every file with the grouped run's")
 	group := flag.Bool("group", false, "rows with a section column, and after each run a grouped run over them (--group-by section)")
 	flag.Parse()
 
@@ -102,7 +111,7 @@ func main() {
 				if last {
 					prof = *groupprofile
 				}
-				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof); err != nil {
+				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof, last && *groupCheck); err != nil {
 					fail(err)
 				}
 				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
@@ -306,7 +315,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 
 // groupedOnce runs the pipeline again over the same rows, grouped by their
 // section (as --group-by section), into a folder of its own.
-func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string) error {
+func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string, compare bool) error {
 	out, err := os.MkdirTemp(dir, "out-")
 	if err != nil {
 		return err
@@ -324,6 +333,7 @@ func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMo
 	cfg := config(in, dir, scope, snk, cut, sorted, level, procs)
 	cfg.Columns[input.Group] = "section"
 	cfg.Group = &pipeline.Grouping{}
+	cfg.Now = checkNow // the separate runs' clock: the manifests compare too
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	rep, err := pipeline.Run(context.Background(), cfg)
@@ -337,7 +347,110 @@ func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMo
 		return fmt.Errorf("the grouped run wrote %d URLs, the ungrouped one %d", rep.URLs, r.rows)
 	}
 	r.groups = len(rep.Groups)
+	if compare {
+		return compareSeparate(in, dir, out, config(in, dir, scope, nil, cut, sorted, level, procs))
+	}
 	return nil
+}
+
+// checkNow is the clock of the grouped run and of the separate runs
+// compareSeparate makes.
+var checkNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// compareSeparate splits the input by its section column, runs base over
+// each section's rows alone with the name sitemap-SECTION, and checks that
+// the grouped run's folder out holds exactly the files of those runs, byte
+// for byte (issue 28's promise, at the benchmark's scale).
+func compareSeparate(in, dir, out string, base pipeline.Config) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	header, err := rd.Read()
+	if err != nil {
+		return err
+	}
+	rows := map[string][][]string{}
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rows[rec[len(rec)-1]] = append(rows[rec[len(rec)-1]], rec)
+	}
+	work, err := os.MkdirTemp(dir, "separate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	files := 0
+	for _, section := range slices.Sorted(maps.Keys(rows)) {
+		sdir := filepath.Join(work, section)
+		if err := os.Mkdir(sdir, 0o755); err != nil {
+			return err
+		}
+		part := filepath.Join(work, section+".csv")
+		if err := writeCSV(part, header, rows[section]); err != nil {
+			return err
+		}
+		snk, err := sink.NewLocal(sdir)
+		if err != nil {
+			return err
+		}
+		cfg := base
+		cfg.Inputs, cfg.Sink, cfg.Name, cfg.Now = []string{part}, snk, "sitemap-"+section, checkNow
+		if _, err := pipeline.Run(context.Background(), cfg); err != nil {
+			return fmt.Errorf("section %s alone: %w", section, err)
+		}
+		names, err := os.ReadDir(sdir)
+		if err != nil {
+			return err
+		}
+		for _, e := range names {
+			want, err := os.ReadFile(filepath.Join(sdir, e.Name()))
+			if err != nil {
+				return err
+			}
+			got, err := os.ReadFile(filepath.Join(out, e.Name()))
+			if err != nil {
+				return fmt.Errorf("section %s: the grouped run did not write %s: %w", section, e.Name(), err)
+			}
+			if !bytes.Equal(got, want) {
+				return fmt.Errorf("section %s: %s differs from the separate run's", section, e.Name())
+			}
+			files++
+		}
+	}
+	all, err := os.ReadDir(out)
+	if err != nil {
+		return err
+	}
+	if len(all) != files {
+		return fmt.Errorf("the grouped run wrote %d files, the %d separate runs %d", len(all), len(rows), files)
+	}
+	fmt.Fprintf(os.Stderr, "grouped run = %d separate runs: %d files, byte for byte\n", len(rows), files)
+	return nil
+}
+
+// writeCSV writes header and rows to a new CSV file at path.
+func writeCSV(path string, header []string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write(header)
+	w.WriteAll(rows) // flushes; its error is w.Error's
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // config is the pipeline's configuration of a benchmark run.
