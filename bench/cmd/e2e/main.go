@@ -348,12 +348,11 @@ func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMo
 	cfg.Columns[input.Group] = "section"
 	cfg.Group = &pipeline.Grouping{}
 	cfg.Now = checkNow // the separate runs' clock: the manifests compare too
-	cpu0 := cpuSeconds()
-	start := time.Now()
-	rep, err := pipeline.Run(context.Background(), cfg)
-	r.groupSecs = time.Since(start).Seconds()
-	r.groupCPU = cpuSeconds() - cpu0
-	r.groupRSS = peakRSS()
+	var rep *pipeline.Report
+	r.groupSecs, r.groupCPU, r.groupRSS, err = timed(func() (err error) {
+		rep, err = pipeline.Run(context.Background(), cfg)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -483,12 +482,11 @@ func validateOnce(r *result, out, dir string, last bool, cpuprofile string) erro
 		return err
 	}
 	defer stopProfile()
-	cpu0 := cpuSeconds()
-	start := time.Now()
-	rep, err := check.Set(context.Background(), check.Dir(out), "sitemap.xml", check.Options{Limits: check.Ours, TempDir: dir})
-	r.valSecs = time.Since(start).Seconds()
-	r.valCPU = cpuSeconds() - cpu0
-	r.valRSS = peakRSS()
+	var rep *check.Report
+	r.valSecs, r.valCPU, r.valRSS, err = timed(func() (err error) {
+		rep, err = check.Set(context.Background(), check.Dir(out), "sitemap.xml", check.Options{Limits: check.Ours, TempDir: dir})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -539,6 +537,15 @@ func median(rs []result) result {
 	}
 	m.stages = stageString(st)
 	return m
+}
+
+// timed runs fn, returning its wall and CPU seconds and the process's peak
+// RSS at its end (settle resets the peak before).
+func timed(fn func() error) (secs, cpu float64, rss int64, err error) {
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	err = fn()
+	return time.Since(start).Seconds(), cpuSeconds() - cpu0, peakRSS(), err
 }
 
 // cpuSeconds returns the user and system CPU time the process has used.
