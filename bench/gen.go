@@ -44,10 +44,14 @@ var DefaultSections = Sections{Large: 5, Small: 990, SmallShare: 0.05}
 var largeSections = []string{"products", "categories", "articles", "stores", "help", "brands", "offers", "guides"}
 
 // Name returns the name of section i: the large ones first, as large
-// sites name their page types, then brand-0000 and on.
+// sites name their page types (section-N past the eighth), then the small
+// ones brand-0000 and on.
 func (s Sections) Name(i int) string {
-	if i < s.Large && i < len(largeSections) {
+	switch {
+	case i < s.Large && i < len(largeSections):
 		return largeSections[i]
+	case i < s.Large:
+		return "section-" + strconv.Itoa(i)
 	}
 	return "brand-" + strconv.Itoa(10000 + i - s.Large)[1:]
 }

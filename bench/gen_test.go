@@ -72,3 +72,20 @@ func TestSections(t *testing.T) {
 		}
 	}
 }
+
+// TestSectionNames: every section of a shape has a name of its own, and
+// only the small ones are brands.
+func TestSectionNames(t *testing.T) {
+	s := Sections{Large: 12, Small: 990}
+	seen := map[string]int{}
+	for i := range s.Large + s.Small {
+		n := s.Name(i)
+		if large := i < s.Large; large == strings.HasPrefix(n, "brand-") {
+			t.Errorf("section %d (large: %v) is named %q", i, large, n)
+		}
+		if j, ok := seen[n]; ok {
+			t.Fatalf("sections %d and %d are both named %q", j, i, n)
+		}
+		seen[n] = i
+	}
+}
