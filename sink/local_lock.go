@@ -18,38 +18,100 @@ import (
 // the kernel releases when the holder exits, however it exits: a lock of a
 // killed run never outlives it, so ttl is not needed. The file says who
 // holds it (Holder, as JSON), for the message of a run that finds it
-// taken. Release removes the file while still holding it; a run that
-// locked the removed file sees that the name now leads elsewhere and tries
-// again.
+// taken.
+//
+// The file is never at its name unheld or empty: it is written and locked
+// under a temporary name first, then linked to name, which fails if a
+// lock is there. A run that looks in between (unlock without --force, a
+// refused run) would otherwise take a lock being taken for a stale one,
+// or be told it is held by nobody. A stale file (its holder was killed) is
+// replaced by a rename while Lock holds its flock. Release removes the
+// file while still holding it; a run that locked the removed file sees
+// that the name now leads elsewhere and tries again.
 func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
 	path := filepath.Join(l.dir, name)
 	h := Holder{Owner: owner, Token: newToken()}
+	f, err := os.CreateTemp(l.dir, "."+name+".*"+tempSuffix)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	tmp := f.Name()
+	placed := false
+	defer func() {
+		if !placed {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	// Other runs read the file to name its holder: CreateTemp's 0600
+	// would hide it from another user's run.
+	if err := f.Chmod(0o644); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
+		h.Acquired = time.Now().UTC()
+		b, _ := json.Marshal(h)
+		if err := f.Truncate(0); err != nil {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			held := readHolder(f)
-			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, &LockedError{Lock: path, Holder: held}
-			}
+		if _, err := f.WriteAt(append(b, '\n'), 0); err != nil {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if isFile(f, path) {
-			h.Acquired = time.Now().UTC()
-			if err := f.Truncate(0); err == nil {
-				b, _ := json.Marshal(h)
-				f.WriteAt(append(b, '\n'), 0)
-			}
+		err := os.Link(tmp, path)
+		if err == nil {
+			placed = true
+			os.Remove(tmp)
 			return &localLock{f: f, path: path, h: h}, nil
 		}
-		f.Close() // the holder released and removed it meanwhile
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) {
+			return nil, fmt.Errorf("lock %s: the folder's file system must support hard links: %w", path, err)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		taken, err := takeStale(tmp, path)
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			placed = true
+			return &localLock{f: f, path: path, h: h}, nil
+		}
 	}
+}
+
+// takeStale looks at the lock file at path: a held one is a *LockedError;
+// a stale one (no process holds its flock) is replaced by tmp, the locked
+// file of the run taking it. It reports false if path changed meanwhile.
+func takeStale(tmp, path string) (bool, error) {
+	old, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // released meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer old.Close()
+	if err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, &LockedError{Lock: path, Holder: readHolder(old)}
+		}
+		return false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !isFile(old, path) {
+		return false, nil // released and removed meanwhile
+	}
+	// Holding the stale file's flock: no other run replaces it now.
+	if err := os.Rename(tmp, path); err != nil {
+		return false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return true, nil
 }
 
 // isFile reports whether path still names the open file f.

@@ -62,6 +62,32 @@ func TestLocalLock(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".x.lock")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a released lock leaves its file: %v", err)
 	}
+
+	// A killed run's file, which no process holds, is taken over: the file
+	// at the name is then the new holder's, locked, and no temporary file
+	// is left beside it.
+	path := filepath.Join(dir, ".x.lock")
+	os.WriteFile(path, []byte(`{"owner":"sitemapgen pid 7 on etl-3","token":"89abcdef0123456789abcdef01234567","acquired":"2026-01-01T00:00:00Z"}`), 0o644)
+	ctx := context.Background()
+	c, err := l.Lock(ctx, ".x.lock", "run C", 0)
+	if err != nil {
+		t.Fatalf("Lock over a stale file: %v", err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"run C"`) {
+		t.Errorf("the taken-over file says %q, want run C", b)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("lock file: %v, %v, want readable by all", fi, err)
+	}
+	if _, err := l.Lock(ctx, ".x.lock", "run D", 0); !errors.Is(err, sink.ErrLocked) || !strings.Contains(err.Error(), "run C") {
+		t.Errorf("Lock of the taken-over file: %v, want ErrLocked naming run C", err)
+	}
+	if err := c.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the folder holds %v after every lock was released, want nothing", ents)
+	}
 }
 
 func TestS3Lock(t *testing.T) {
@@ -448,4 +474,63 @@ func TestLocalUnlock(t *testing.T) {
 		t.Fatalf("the forced-out holder's Release removed run B's lock: run C got %v", err)
 	}
 	b.Release(ctx)
+}
+
+// TestLocalLockNeverSeenUnheld: a folder's lock file is never at its name
+// without its holder's flock and its holder's words. A run that looks at
+// the moment another takes the lock sees a held lock, not a stale one:
+// unlock without --force never removes it, and a refused run is told who
+// holds it.
+func TestLocalLockNeverSeenUnheld(t *testing.T) {
+	dir := t.TempDir()
+	l, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			lk, err := l.Lock(ctx, ".sitemap.lock", "the taker", 0)
+			if err != nil {
+				if !errors.Is(err, sink.ErrLocked) && ctx.Err() == nil {
+					done <- err
+				}
+				continue
+			}
+			if err := lk.Release(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	path := filepath.Join(dir, ".sitemap.lock")
+	var seen int
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		h, err := l.Unlock(ctx, ".sitemap.lock", false)
+		var le *sink.LockedError
+		switch {
+		case err == nil:
+			t.Fatalf("unlock without --force removed a lock being taken (holder %+v)", h)
+		case errors.As(err, &le):
+			seen++
+			if le.Holder.Owner != "the taker" {
+				t.Fatalf("a held lock says it is held by %q, want the taker's words", le.Holder.Owner)
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err == nil && len(b) == 0 {
+			t.Fatal("the lock file is at its name empty")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Fatal("the lock was never seen held: the test proves nothing")
+	}
 }
