@@ -326,7 +326,7 @@ func (c *cutStage) duplicate(group int32, source string, line int64, loc []byte)
 // the rejects.
 func (c *cutStage) finish() error {
 	if r := c.r; r.main != nil {
-		if err := c.flush(r.main); err != nil {
+		if _, err := c.flush(r.main); err != nil {
 			return err
 		}
 	} else if err := c.finishGroups(); err != nil {
@@ -338,15 +338,17 @@ func (c *cutStage) finish() error {
 	return nil
 }
 
-// flush closes the open shard and news sitemap of set.
-func (c *cutStage) flush(set *set) error {
+// flush closes the open shard and news sitemap of set, and reports
+// whether it sent either on.
+func (c *cutStage) flush(set *set) (sent bool, err error) {
 	if s := set.cutter.Flush(); s != nil {
 		if err := c.send(set, s, false); err != nil {
-			return err
+			return false, err
 		}
+		sent = true
 	}
 	if set.news == nil {
-		return nil
+		return sent, nil
 	}
 	s := set.news.Flush()
 	if s == nil && set.newsSitemaps == 0 {
@@ -355,7 +357,7 @@ func (c *cutStage) flush(set *set) error {
 		s = &shard.Sitemap{Num: 1, Data: []byte(set.news.Header() + shard.Footer)}
 	}
 	if s == nil {
-		return nil
+		return sent, nil
 	}
-	return c.send(set, s, true)
+	return true, c.send(set, s, true)
 }

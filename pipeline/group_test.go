@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
@@ -259,6 +260,57 @@ func TestGroupsErrors(t *testing.T) {
 			if files := xmltest.Snapshot(t, dir); len(files) != 0 {
 				t.Errorf("a failed run left %d files", len(files))
 			}
+		})
+	}
+}
+
+// TestGroupsAllRejected: groups whose every row is rejected publish
+// nothing and leave the run to finish: more of them than the compressors
+// have room for once hung it (each took room for a shard it never sent).
+func TestGroupsAllRejected(t *testing.T) {
+	rows, bySection := sectionRows()
+	for g := range 8 {
+		for i := range 3 {
+			rows = append(rows, fmt.Sprintf("https://elsewhere.example/%d/%d,,lost%d", g, i, g))
+		}
+	}
+	in := groupCSV(t, rows)
+	for _, tc := range []struct {
+		name     string
+		maxBytes int
+		live     int
+	}{
+		{"parked", 10485760, parkLimits.live},
+		{"live", 8192, 2 * 8192},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := parkLimits
+			parkLimits.live = tc.live
+			defer func() { parkLimits = saved }()
+			dir := t.TempDir()
+			type result struct {
+				rep *Report
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				rep, _, err := groupRun(t, in, dir, tc.maxBytes, nil)
+				done <- result{rep, err}
+			}()
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("a run with groups of rejected rows alone did not end")
+			}
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			parkLimits = saved
+			if n := res.rep.Rejected.ByReason["out_of_scope"]; n < 24 {
+				t.Errorf("%d rows rejected out of scope, want the 24 of the lost groups at least", n)
+			}
+			checkSeparateRuns(t, dir, bySection, "loc,lastmod,section\n", func(c *Config) { c.MaxBytes = tc.maxBytes })
 		})
 	}
 }

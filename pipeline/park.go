@@ -279,9 +279,14 @@ func (c *cutStage) finishGroups() error {
 	return nil
 }
 
-// flushGroup flushes set and takes room for the next set's shard.
+// flushGroup flushes set and, if that sent a sitemap on, takes room for
+// the next set's shard. A set that sent nothing (no open shard: no URL
+// accepted, or its last entry ended its last shard) used no room: taking
+// some would leave a token no compressed sitemap gives back, and a few
+// such groups would leave the cutter waiting for room forever.
 func (c *cutStage) flushGroup(set *set) error {
-	if err := c.flush(set); err != nil {
+	sent, err := c.flush(set)
+	if err != nil || !sent {
 		return err
 	}
 	return c.room()
