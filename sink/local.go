@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -69,9 +70,9 @@ func (l *Local) Put(ctx context.Context, name string, data []byte) error {
 		return err
 	}
 	// Sync before rename: an index must never reach disk before the files it lists.
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	if err := f.sync(); err != nil {
+		f.close()
+		os.Remove(f.path)
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return l.place(f, name)
@@ -114,11 +115,11 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 			if err != nil {
 				return err
 			}
-			tmps[i] = f.Name()
+			tmps[i] = f.path
 			if !canSyncFS {
-				err = f.Sync()
+				err = f.sync()
 			}
-			if cerr := f.Close(); err == nil {
+			if cerr := f.close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
@@ -136,7 +137,7 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 		}
 	}
 	for i, file := range files {
-		if err := os.Rename(tmps[i], filepath.Join(l.dir, file.Name)); err != nil {
+		if err := rename(tmps[i], filepath.Join(l.dir, file.Name)); err != nil {
 			return placed, fmt.Errorf("put %s: %w", file.Name, err)
 		}
 		placed = append(placed, file.Name)
@@ -149,41 +150,46 @@ const putAllWriters = 4
 
 // create writes data to a new temporary file beside name, readable by all,
 // and returns it open.
-func (l *Local) create(ctx context.Context, name string, data []byte) (_ *os.File, err error) {
+//
+// It uses the system calls themselves, not *os.File: a grouped run puts a
+// few thousand small files, and os.File spends half of a file's calls on
+// what a file written once in one go does not need (registering with the
+// poller, fstat, fcntl). BenchmarkLocalPuts: 38 µs a file before, on tmpfs.
+func (l *Local) create(ctx context.Context, name string, data []byte) (_ tempFile, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return tempFile{}, err
 	}
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return nil, fmt.Errorf("put %q: not a plain file name", name)
+		return tempFile{}, fmt.Errorf("put %q: not a plain file name", name)
 	}
-	f, err := os.CreateTemp(l.dir, "."+name+".*"+tempSuffix)
+	f, err := createTemp(l.dir, "."+name+".", tempSuffix)
 	if err != nil {
-		return nil, fmt.Errorf("put %s: %w", name, err)
+		return tempFile{}, fmt.Errorf("put %s: %w", name, err)
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			f.close()
+			os.Remove(f.path)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		return nil, fmt.Errorf("put %s: %w", name, err)
+	if err = f.write(data); err != nil {
+		return tempFile{}, fmt.Errorf("put %s: %w", name, err)
 	}
-	// Web servers read these files: CreateTemp's 0600 would hide them.
-	if err = f.Chmod(0o644); err != nil {
-		return nil, fmt.Errorf("put %s: %w", name, err)
+	// Web servers read these files: the umask may have hidden them.
+	if err = ignoringEINTR(func() error { return syscall.Fchmod(f.fd, 0o644) }); err != nil {
+		return tempFile{}, fmt.Errorf("put %s: %w", f.path, err)
 	}
 	return f, nil
 }
 
 // place closes the temporary file f and renames it to name.
-func (l *Local) place(f *os.File, name string) error {
-	err := f.Close()
+func (l *Local) place(f tempFile, name string) error {
+	err := f.close()
 	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(l.dir, name))
+		err = rename(f.path, filepath.Join(l.dir, name))
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(f.path)
 		return fmt.Errorf("put %s: %w", name, err)
 	}
 	return nil

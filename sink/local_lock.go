@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -139,20 +140,35 @@ type localLock struct {
 	f    *os.File
 	path string
 	h    Holder
+	seen atomic.Int64 // when the file was last seen in place (UnixNano)
 }
 
 func (l *localLock) Holder() Holder { return l.h }
 
 // Err reports the lock lost once its file was removed by force (Unlock):
-// another run may hold the new one.
+// another run may hold the new one. A publish asks before every file it
+// puts, and the answer costs two system calls: within errRecheck of the
+// last look it is taken as still true. Renew, which a publish calls just
+// before its switch, always looks.
 func (l *localLock) Err() error {
+	if time.Now().UnixNano()-l.seen.Load() < int64(errRecheck) {
+		return nil
+	}
+	return l.look()
+}
+
+// errRecheck is how long Err trusts its last look.
+const errRecheck = 100 * time.Millisecond
+
+func (l *localLock) look() error {
 	if !isFile(l.f, l.path) {
 		return errors.New("its file was removed (sitemapgen unlock --force)")
 	}
+	l.seen.Store(time.Now().UnixNano())
 	return nil
 }
 
-func (l *localLock) Renew(ctx context.Context) error { return l.Err() }
+func (l *localLock) Renew(ctx context.Context) error { return l.look() }
 
 func (l *localLock) Release(ctx context.Context) error {
 	// Removed while held: nobody can take the old file for the lock. A

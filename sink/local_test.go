@@ -1,7 +1,9 @@
 package sink
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,4 +128,47 @@ func TestTempOf(t *testing.T) {
 			t.Errorf("TempOf(%q) = %q, true; want false", bad, got)
 		}
 	}
+}
+
+// BenchmarkLocalPuts writes what a grouped run of a thousand small groups
+// writes: a thousand small sitemaps one by one (PutDeferred, the lock
+// checked before each, as publish does), then a batch of a thousand small
+// files (PutAll). Run it with TMPDIR on the file system to measure (a
+// folder's cost is mostly the file system's).
+func BenchmarkLocalPuts(b *testing.B) {
+	data := bytes.Repeat([]byte("<url><loc>https://www.example.com/a</loc></url>\n"), 40)
+	files := make([]File, 1000)
+	for i := range files {
+		files[i] = File{Name: fmt.Sprintf("sm-g%04d.xml", i), Data: data}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		l, err := NewLocal(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lk, err := l.Lock(ctx, ".sm.lock", "bench", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for i := range files {
+			if err := lk.Err(); err != nil {
+				b.Fatal(err)
+			}
+			if err := l.PutDeferred(ctx, fmt.Sprintf("sm-g%04d-000001.xml.gz", i), data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := l.PutAll(ctx, files); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		lk.Release(ctx)
+		os.RemoveAll(dir)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "ns/file")
 }

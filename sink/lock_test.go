@@ -465,6 +465,11 @@ func TestLocalUnlock(t *testing.T) {
 	if _, err := l.Unlock(ctx, ".sitemap.lock", true); err != nil {
 		t.Fatalf("Unlock --force: %v", err)
 	}
+	// Renew, the look a publish takes just before its switch, is never
+	// an earlier look's answer.
+	if err := a.Renew(ctx); err == nil {
+		t.Fatal("Renew of a lock removed by force: nil error")
+	}
 	b, err := l.Lock(ctx, ".sitemap.lock", "run B", 0)
 	if err != nil {
 		t.Fatalf("Lock after a forced Unlock: %v", err)
