@@ -2,11 +2,14 @@ package shard
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"runtime"
 	"runtime/debug"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
 )
@@ -22,6 +25,13 @@ type Compressor struct {
 	w   gzipWriter
 	out bytes.Buffer
 	id  string
+	// With pgzip, a file shorter than one block is compressed on the
+	// calling goroutine, as pgzip would compress that block (same bytes):
+	// pgzip's handing of a block to a goroutine and back costs more than
+	// compressing a small file (BenchmarkCompressSmall: a long tail of
+	// small groups' sitemaps compresses twice as fast).
+	small  *flate.Writer
+	header []byte // pgzip's gzip header
 }
 
 // gzipWriter is what pgzip.Writer and gzip.Writer have in common.
@@ -59,6 +69,14 @@ func NewCompressor(level, procs int) (*Compressor, error) {
 		return nil, err
 	}
 	c.w = w
+	if c.small, err = flate.NewWriterDict(nil, level, nil); err != nil {
+		return nil, fmt.Errorf("gzip level %d: %w", level, err)
+	}
+	// The header does not depend on the data: pgzip's own, taken once.
+	if _, err := c.compressBlocks(nil); err != nil {
+		return nil, err
+	}
+	c.header = bytes.Clone(c.out.Bytes()[:gzipHeaderLen])
 	c.id = fmt.Sprintf("pgzip %s compress %s level %d block %d",
 		moduleVersion("github.com/klauspost/pgzip"), moduleVersion("github.com/klauspost/compress"), level, pgzipBlock)
 	return c, nil
@@ -95,6 +113,43 @@ func moduleVersion(path string) string {
 // next call. The gzip header carries no name and no time, so equal input
 // gives equal output.
 func (c *Compressor) Compress(data []byte) ([]byte, error) {
+	if c.small != nil && len(data) < pgzipBlock {
+		return c.compressBlock(data)
+	}
+	return c.compressBlocks(data)
+}
+
+// gzipHeaderLen is the length of a gzip header with no name, comment or
+// extra field.
+const gzipHeaderLen = 10
+
+// compressBlock compresses data, shorter than one pgzip block, into the
+// bytes pgzip writes for it: its header, the block as pgzip's
+// compressBlock deflates a last block (Write, Flush, Close on a flate
+// writer reset with no dictionary), the CRC-32 and the length.
+func (c *Compressor) compressBlock(data []byte) ([]byte, error) {
+	c.out.Reset()
+	c.out.Grow(len(c.header) + len(data)/3 + 8)
+	c.out.Write(c.header)
+	c.small.ResetDict(&c.out, nil)
+	if _, err := c.small.Write(data); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := c.small.Flush(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := c.small.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	b := c.out.AvailableBuffer()
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(data))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
+	c.out.Write(b)
+	return c.out.Bytes(), nil
+}
+
+// compressBlocks compresses data through the gzip writer.
+func (c *Compressor) compressBlocks(data []byte) ([]byte, error) {
 	c.out.Reset()
 	// Room for a 3x compression ratio up front, so the buffer is sized once
 	// rather than doubled (leaving garbage) as the output grows.

@@ -2,6 +2,10 @@ package shard
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -38,4 +42,80 @@ func TestCompressorID(t *testing.T) {
 			t.Errorf("ID %q: want the module versions and the level", s)
 		}
 	}
+}
+
+// TestCompressSmallAsPgzip: a file shorter than one pgzip block, which the
+// Compressor deflates on the calling goroutine, gets the bytes pgzip gives
+// it, whatever its size, content and level: the ID, and so a published
+// file's reuse, hold across the two paths. And the output is gzip that
+// reads back.
+func TestCompressSmallAsPgzip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := make([]byte, pgzipBlock)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	var sitemap []byte
+	for i := 0; len(sitemap) < pgzipBlock; i++ {
+		sitemap = fmt.Appendf(sitemap, "<url><loc>https://www.example.com/p/%d</loc><lastmod>2024-05-%02d</lastmod></url>\n", i*7919%100003, 1+i%28)
+	}
+	contents := map[string][]byte{"noise": noise, "sitemap": sitemap, "zeros": make([]byte, pgzipBlock)}
+	for _, level := range []int{1, 6, 9} {
+		c, err := NewCompressor(level, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range contents {
+			for _, n := range []int{0, 1, 57, 4096, 65535, 65536, 65537, 300_001, pgzipBlock - 1} {
+				data := content[:n]
+				small, err := c.Compress(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				small = bytes.Clone(small)
+				want, err := c.compressBlocks(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(small, want) {
+					t.Fatalf("level %d, %d bytes of %s: %d bytes on the calling goroutine, pgzip gives %d", level, n, name, len(small), len(want))
+				}
+				zr, err := gzip.NewReader(bytes.NewReader(small))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if back, err := io.ReadAll(zr); err != nil || !bytes.Equal(back, data) {
+					t.Fatalf("level %d, %d bytes of %s: read back %d bytes, %v", level, n, name, len(back), err)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkCompressSmall compresses a small group's sitemap (50 entries):
+// on the calling goroutine (Compress), or through pgzip's goroutines.
+func BenchmarkCompressSmall(b *testing.B) {
+	data := []byte(URLSetHeader(0))
+	for i := range 50 {
+		data = fmt.Appendf(data, "<url><loc>https://www.example.com/brand-%d/x/y/item-%d.html</loc><lastmod>2024-05-01</lastmod></url>\n", i*7, i*31)
+	}
+	data = append(data, Footer...)
+	c, err := NewCompressor(6, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("calling-goroutine", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Compress(data)
+		}
+	})
+	b.Run("pgzip", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.compressBlocks(data)
+		}
+	})
 }
