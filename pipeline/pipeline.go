@@ -56,7 +56,8 @@ type run struct {
 	dests     destinations
 	begins    sync.WaitGroup
 	beginSem  chan struct{}
-	shardFree chan *shard.Sitemap // the groups' recycled shard buffers
+	shardFree chan *shard.Sitemap // the parked groups' recycled shard buffers
+	liveFree  chan *shard.Sitemap // the live groups' (newCutter)
 	maxEntry  int                 // the longest entry a shard takes
 	maxNews   int                 // the longest news entry (0: no news)
 
@@ -150,6 +151,7 @@ func (r *run) begin(ctx context.Context) error {
 	r.groups = newGroups(ctx, r)
 	r.beginSem = make(chan struct{}, beginsAtOnce)
 	r.shardFree = make(chan *shard.Sitemap, 16)
+	r.liveFree = make(chan *shard.Sitemap, 16)
 	if cfg.Sink != nil {
 		_, err := r.destination(ctx, cfg.Sink)
 		return err

@@ -63,12 +63,19 @@ func (s *set) wait(ctx context.Context) (*publish.Tx, error) {
 
 // newCutter returns a cutter of the run's shards. One that cuts as rows
 // come (live) has buffers of a whole shard, as the cutter of a run without
-// groups; a parked group's, cut after the input, buffers that start small
-// and go round all the parked groups' cutters.
+// groups, which go round all the live groups' cutters: the shards in
+// flight are few (shardRoom), so a live group needs no buffers of its own
+// beyond its open shard (five large groups kept twenty 10 MiB buffers,
+// each allocated and cleared). A parked group's, cut after the input,
+// start small and go round all the parked groups' cutters.
 func (r *run) newCutter(live bool) *shard.Cutter {
 	o := shard.CutterOptions{MaxURLs: r.cfg.MaxURLs, MaxBytes: r.cfg.MaxBytes,
 		Header: shard.URLSetHeaderSchema(r.namespaces&^encode.NSNews, r.cfg.SchemaLocation), Mode: r.cfg.Cut}
-	if !live {
+	switch {
+	case r.groups == nil: // the run's only set: buffers of its own
+	case live:
+		o.Free = r.liveFree
+	default:
 		o.Free, o.Capacity = r.shardFree, groupShardCapacity
 	}
 	c, _ := shard.NewCutter(o) // no Curve: NewCutter cannot fail
