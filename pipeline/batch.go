@@ -31,8 +31,7 @@ type Batch struct {
 	Warnings   [numWarnings]int64
 	RejectBuf  []byte // owns the raw values of Rejects
 
-	rowGroup int32     // the group of the row being encoded (-1: none), for its reject
-	byGroup  groupSort // the entries sorted by group, for the cut stage (grouped runs only)
+	rowGroup int32 // the group of the row being encoded (-1: none), for its reject
 }
 
 // newBatch returns a Batch sized for about chunk bytes of input, so a run

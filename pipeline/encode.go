@@ -19,9 +19,6 @@ func (r *run) encode(ctx context.Context, in <-chan *Batch, out chan<- *Batch) e
 			r.encodeFailed.Store(true) // before the cut stage can see the input end
 			return err
 		}
-		if g != nil && !r.cfg.Sort && !r.cfg.Dedup { // the sorter takes batches as they are
-			b.sortByGroup()
-		}
 		r.times.encode.Add(int64(time.Since(t)))
 		select {
 		case out <- b:

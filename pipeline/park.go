@@ -49,18 +49,19 @@ func (p *parking) close() {
 }
 
 // route places the entries of b in the sets of their groups, each set's
-// in input order: the worker that encoded b sorted them by group
-// (Batch.sortByGroup), so that a group's share of the batch is placed in
+// in input order: b's entries are first sorted by group (a stable counting
+// sort into one buffer), so that a group's share of the batch is placed in
 // one go however its rows interleave with the others'.
 func (c *cutStage) route(b *Batch) error {
-	sorted := shard.Entries{Data: b.byGroup.data, Ends: b.byGroup.ends}
-	if len(b.byGroup.order) == 1 {
-		sorted = shard.Entries{Data: b.Out, Ends: b.Ends}
+	sorted, err := c.byGroup(b)
+	if err != nil {
+		return err
 	}
-	ents := sorted
+	ents := shard.Entries{Data: sorted.Data}
 	from := 0
-	for i, g := range b.byGroup.order {
-		to := from + int(b.byGroup.count[i])
+	for _, g := range c.order {
+		to := from + int(c.groupCount[g])
+		c.groupCount[g] = 0
 		ents.Ends = sorted.Ends[:to]
 		if err := c.placeIn(c.sets[g], &ents, from); err != nil {
 			return err
@@ -82,49 +83,37 @@ func (c *cutStage) route(b *Batch) error {
 	return nil
 }
 
-// groupSort is a batch's entries sorted by group (Batch.sortByGroup).
-type groupSort struct {
-	order []int32  // the groups, in the order of their first entry
-	count []int32  // each one's entries, as order lists them
-	data  []byte   // the entries, group after group (unused with one group)
-	ends  []uint32 // their ends
-	n, at []int32  // scratch, by group index
-}
-
-// sortByGroup sorts the entries of b by group, stably, into b.byGroup: a
-// counting sort, run by the worker that encoded b rather than by the
-// cut stage, which every batch goes through one after another.
-func (b *Batch) sortByGroup() {
-	s := &b.byGroup
-	s.order, s.count = s.order[:0], s.count[:0]
+// byGroup returns the entries of b sorted by group, stably, and leaves in
+// c.order the groups in the order of their first entry and in c.groupCount
+// their entries.
+func (c *cutStage) byGroup(b *Batch) (shard.Entries, error) {
+	for len(c.groupCount) < len(c.sets) {
+		c.groupCount = append(c.groupCount, 0)
+		c.groupAt = append(c.groupAt, 0)
+	}
+	c.order = c.order[:0]
 	for _, g := range b.EntryGroup {
-		for int(g) >= len(s.n) {
-			s.n = append(s.n, 0)
-			s.at = append(s.at, 0)
+		if c.groupCount[g] == 0 {
+			c.order = append(c.order, g)
 		}
-		if s.n[g] == 0 {
-			s.order = append(s.order, g)
-		}
-		s.n[g]++
+		c.groupCount[g]++
 	}
-	// Where each group's entries start; s.n is left cleared for the next batch.
-	start := int32(0)
-	for _, g := range s.order {
-		s.count = append(s.count, s.n[g])
-		s.at[g] = start
-		start += s.n[g]
-		s.n[g] = 0
+	if len(c.order) == 1 {
+		return shard.Entries{Data: b.Out, Ends: b.Ends}, nil
 	}
-	if len(s.order) <= 1 {
-		return
+	// Where each group's entries and bytes start.
+	start := 0
+	for _, g := range c.order {
+		c.groupAt[g] = int32(start)
+		start += int(c.groupCount[g])
 	}
-	s.ends = append(s.ends[:0], make([]uint32, len(b.Ends))...)
-	lens := s.ends // first each slot's entry length, by sorted position
+	c.sortedEnds = append(c.sortedEnds[:0], make([]uint32, len(b.Ends))...)
+	lens := c.sortedEnds // first each slot's entry length, by sorted position
 	prev := uint32(0)
 	for k, end := range b.Ends {
 		g := b.EntryGroup[k]
-		lens[s.at[g]] = end - prev
-		s.at[g]++
+		lens[c.groupAt[g]] = end - prev
+		c.groupAt[g]++
 		prev = end
 	}
 	sum := uint32(0)
@@ -134,23 +123,24 @@ func (b *Batch) sortByGroup() {
 	}
 	// Copy each entry to its place.
 	start = 0
-	for i, g := range s.order {
-		s.at[g] = start
-		start += s.count[i]
+	for _, g := range c.order {
+		c.groupAt[g] = int32(start)
+		start += int(c.groupCount[g])
 	}
-	s.data = append(s.data[:0], b.Out...) // the size; overwritten below
+	c.sortedData = append(c.sortedData[:0], b.Out...) // the size; overwritten below
 	prev = 0
 	for k, end := range b.Ends {
 		g := b.EntryGroup[k]
-		i := s.at[g]
-		s.at[g]++
+		i := c.groupAt[g]
+		c.groupAt[g]++
 		from := uint32(0)
 		if i > 0 {
 			from = lens[i-1]
 		}
-		copy(s.data[from:lens[i]], b.Out[prev:end])
+		copy(c.sortedData[from:lens[i]], b.Out[prev:end])
 		prev = end
 	}
+	return shard.Entries{Data: c.sortedData, Ends: lens}, nil
 }
 
 // placeIn places the entries of ents from entry k on in set: cut if it is
