@@ -98,9 +98,11 @@ type Config struct {
 	// error fails the run and nothing new is published. trusted reports
 	// the files it need not read again (publish.Options.Verify).
 	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
-	// Switched is publish.Options.Switched: called after the switch, before
-	// the prune, with the manifests before and after.
-	Switched func(ctx context.Context, prev, next *publish.Manifest)
+	// Switched is publish.Options.Switched, told which set switched: it is
+	// called after each set's switch, before its prune, with the set's
+	// Place (its name, its store, its URLs) and its manifests before and
+	// after. A grouped run calls it for several sets at once.
+	Switched func(ctx context.Context, set Place, prev, next *publish.Manifest)
 	// Group, when set, splits the rows into sitemap sets, one per group,
 	// in the same pass (see Grouping).
 	Group *Grouping

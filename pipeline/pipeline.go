@@ -145,7 +145,7 @@ func (r *run) begin(ctx context.Context) error {
 		r.main = &set{layout: publish.NewLayout(cfg.Name), began: make(chan struct{}),
 			place: Place{Name: cfg.Name, PublicURL: cfg.PublicURL, Scope: cfg.Scope, Sink: cfg.Sink, Verify: cfg.Verify}}
 		close(r.main.began)
-		r.main.tx, r.main.err = publish.Begin(ctx, cfg.Sink, r.main.layout, r.txOptions(nil, cfg.Verify))
+		r.main.tx, r.main.err = publish.Begin(ctx, cfg.Sink, r.main.layout, r.txOptions(nil, r.main.place))
 		return r.main.err
 	}
 	r.groups = newGroups(ctx, r)

@@ -138,17 +138,20 @@ func (r *run) beginSet(ctx context.Context, s *set) (*publish.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return publish.Begin(ctx, s.place.Sink, s.layout, r.txOptions(d, s.place.Verify))
+	return publish.Begin(ctx, s.place.Sink, s.layout, r.txOptions(d, s.place))
 }
 
-// txOptions are the publish options of a set.
-func (r *run) txOptions(d *publish.Destination, verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error) publish.Options {
+// txOptions are the publish options of the set at p.
+func (r *run) txOptions(d *publish.Destination, p Place) publish.Options {
 	cfg := &r.cfg
-	return publish.Options{
+	o := publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Switched: cfg.Switched,
-		Destination: d,
+		Verify: p.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Destination: d,
 	}
+	if sw := cfg.Switched; sw != nil {
+		o.Switched = func(ctx context.Context, prev, next *publish.Manifest) { sw(ctx, p, prev, next) }
+	}
+	return o
 }
 
 // destinations are the stores a grouped run publishes to, each opened
@@ -180,7 +183,7 @@ func (r *run) destination(ctx context.Context, store sink.Store) (*publish.Desti
 	}
 	ds.mu.Unlock()
 	e.once.Do(func() {
-		e.d, e.err = publish.OpenDestination(ctx, store, publish.NewLayout(r.cfg.Name), r.txOptions(nil, nil))
+		e.d, e.err = publish.OpenDestination(ctx, store, publish.NewLayout(r.cfg.Name), r.txOptions(nil, Place{}))
 	})
 	return e.d, e.err
 }

@@ -442,13 +442,19 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		return cfg, closeOut, err
 	}
 	if f.notify != nil {
-		f.notify.getter = cfg.Sink
-		if cfg.DryRun {
+		if cfg.DryRun && cfg.Sink != nil {
 			// The change is read back from the sitemaps the dry run would
-			// write: it holds them (the pipeline uses this decorator).
+			// write: it holds them (the pipeline uses this decorator, and
+			// hands it to Switched as the set's store).
 			d := sink.NewDryRun(cfg.Sink)
-			d.Keep(publish.NewLayout(cfg.Name).IsShard, dryRunKeep)
-			cfg.Sink, f.notify.getter = d, d
+			keep := publish.NewLayout(cfg.Name).IsShard
+			if f.groupBy != "" { // every group's sitemaps: NAME-GROUP-…
+				keep = func(name string) bool {
+					return strings.HasPrefix(name, cfg.Name+"-") && strings.HasSuffix(name, ".xml.gz")
+				}
+			}
+			d.Keep(keep, dryRunKeep)
+			cfg.Sink = d
 		}
 		cfg.Switched = f.notify.switched
 	}

@@ -38,8 +38,6 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 		return nil
 	}
 	switch {
-	case f.notify != nil:
-		return usageError{errors.New("--indexnow-key is not yet supported with --group-by")}
 	case f.maxGroups < 1:
 		return usageError{fmt.Errorf("--max-groups %d: must be 1 or more", f.maxGroups)}
 	}

@@ -350,3 +350,117 @@ func TestIndexNowSendsOnlyTheScope(t *testing.T) {
 		t.Errorf("sent %q, result %+v; want catalog/c only and the private URL counted outside_scope", got, res)
 	}
 }
+
+// TestIndexNowGroups: IndexNow with --group-by. By host, each host's set in
+// a folder of its own: night 2 posts exactly the URLs that changed, one
+// request per host, and a host published for the first time is not sent.
+// By section in one folder: a dry run reads every group's change back
+// from the sitemaps it would write and posts nothing.
+func TestIndexNowGroups(t *testing.T) {
+	srv := indexnowtest.NewServer(inKey, "")
+	defer srv.Close()
+	hosts := []string{"blog.example.com", "shop.example.org", "www.example.de"}
+	dir := t.TempDir()
+	in, report := filepath.Join(dir, "in.csv"), filepath.Join(dir, "report.json")
+	write := func(hosts []string, changed func(h string, i int) bool) {
+		var b strings.Builder
+		b.WriteString("loc,lastmod\n")
+		for _, h := range hosts {
+			for i := range 120 {
+				day := "2024-05-01"
+				if changed(h, i) {
+					day = "2024-06-01"
+				}
+				fmt.Fprintf(&b, "https://%s/pages/%d,%s\n", h, i, day)
+			}
+		}
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(what string, extra ...string) *indexnow.Result {
+		t.Helper()
+		args := append([]string{"generate", "--group-by", "host", "--public-url", "https://{group}/sitemaps/",
+			"--scope", "https://{group}/pages/", "--out", filepath.Join(dir, "out", "{group}"), "--max-urls", "50",
+			"--report", report, "--indexnow-key", inKey, "--indexnow-endpoint", srv.URL + "/indexnow"}, extra...)
+		code, _, stderr := sitemapgen(t, "", append(args, in)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, code, stderr)
+		}
+		if errs := srv.Errors(); len(errs) > 0 {
+			t.Fatalf("%s: not the protocol: %q", what, errs)
+		}
+		return indexNowReport(t, report)
+	}
+	write(hosts[:2], func(string, int) bool { return false })
+	if res := run("night 1"); len(srv.Requests()) != 0 || !strings.Contains(res.Skipped, "first run") {
+		t.Fatalf("night 1 posted %d requests, result %+v; want nothing (first run)", len(srv.Requests()), res)
+	}
+	// Night 2: 3 pages of blog re-dated, 2 of shop; www.example.de is new.
+	write(hosts, func(h string, i int) bool {
+		return (h == hosts[0] && i%40 == 7) || (h == hosts[1] && (i == 3 || i == 99))
+	})
+	res := run("night 2")
+	want := map[string][]string{
+		hosts[0]: {"https://" + hosts[0] + "/pages/7", "https://" + hosts[0] + "/pages/47", "https://" + hosts[0] + "/pages/87"},
+		hosts[1]: {"https://" + hosts[1] + "/pages/3", "https://" + hosts[1] + "/pages/99"},
+	}
+	got := map[string][]string{}
+	for _, rq := range srv.Requests() {
+		got[rq.Host] = append(got[rq.Host], rq.URLList...)
+	}
+	for _, urls := range got {
+		slices.Sort(urls)
+	}
+	for _, urls := range want {
+		slices.Sort(urls)
+	}
+	if len(srv.Requests()) != 2 || len(got) != 2 || !slices.Equal(got[hosts[0]], want[hosts[0]]) || !slices.Equal(got[hosts[1]], want[hosts[1]]) {
+		t.Errorf("night 2 posted %d requests: %q; want one per changed host: %q", len(srv.Requests()), got, want)
+	}
+	if res.Changed != 5 || res.Added != 0 || res.Removed != 0 || res.Sent != 5 {
+		t.Errorf("night 2 result %+v; want 5 changed, 5 sent", res)
+	}
+
+	// By section, in one folder: a dry run reads the change back from the
+	// sitemaps it would write, across groups, and posts nothing.
+	requests := len(srv.Requests())
+	sections := filepath.Join(dir, "sections.csv")
+	sectionsCSV := func(changed int) {
+		var b strings.Builder
+		b.WriteString("loc,lastmod,section\n")
+		for i := range 200 {
+			day := "2024-05-01"
+			if i == changed {
+				day = "2024-06-01"
+			}
+			fmt.Fprintf(&b, "%s%s/%d,%s,%s\n", base, []string{"shop", "blog"}[i%2], i, day, []string{"shop", "blog"}[i%2])
+		}
+		if err := os.WriteFile(sections, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "sections")
+	args := []string{"generate", "--group-by", "section", "--public-url", base, "--out", out, "--max-urls", "30", "--report", report,
+		"--indexnow-key", inKey, "--indexnow-endpoint", srv.URL + "/indexnow"}
+	sectionsCSV(-1)
+	if code, _, stderr := sitemapgen(t, "", append(args, sections)...); code != 0 {
+		t.Fatalf("sections night 1: exit %d\n%s", code, stderr)
+	}
+	sectionsCSV(71) // a blog page
+	code, _, stderr := sitemapgen(t, "", append(args, "--dry-run", sections)...)
+	if code != 0 {
+		t.Fatalf("sections dry run: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ IndexNow *indexnow.Result }
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.IndexNow; r == nil || !r.DryRun || !slices.Equal(r.URLs, []string{base + "blog/71"}) || r.Changed != 1 || len(srv.Requests()) != requests {
+		t.Errorf("dry run: %+v, %d requests posted; want blog/71 planned, nothing posted\n%s", r, len(srv.Requests())-requests, stderr)
+	}
+}
