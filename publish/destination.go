@@ -37,6 +37,35 @@ type Destination struct {
 
 	synced  sync.Once
 	syncErr error
+
+	renewMu  sync.Mutex
+	renewed  time.Time // when confirm last renewed the lock
+	renewErr error
+}
+
+// confirmEvery is how long one renewal of a destination's lock confirms
+// it for every set switched there: a thousand groups' switches ask in
+// turn, and one conditional write each would be a thousand round trips
+// (on S3) for what one answers.
+const confirmEvery = time.Second
+
+// confirm is Tx.confirm for the sets of d: it renews the lock unless it
+// was renewed within confirmEvery.
+func (d *Destination) confirm(ctx context.Context) error {
+	d.renewMu.Lock()
+	defer d.renewMu.Unlock()
+	if d.renewErr != nil {
+		return d.renewErr
+	}
+	if !d.renewed.IsZero() && time.Since(d.renewed) < confirmEvery {
+		return nil
+	}
+	if err := d.lock.Renew(ctx); err != nil {
+		d.renewErr = fmt.Errorf("the destination's lock %s was lost (%w); nothing published", NewLayout(d.name).Lock(), err)
+		return d.renewErr
+	}
+	d.renewed = time.Now()
+	return nil
 }
 
 // OpenDestination takes the lock of store named after l (the lock of the

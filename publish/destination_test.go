@@ -2,13 +2,18 @@ package publish
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/sink"
+	"golang.org/x/sync/errgroup"
 )
 
 // countingGets is a folder that counts its Gets.
@@ -67,5 +72,82 @@ func TestDestinationSets(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("listAfter(%q) = %q; want %q", stem, got, want)
 		}
+	}
+}
+
+// countingRenews is a folder whose locks count their renewals and can be
+// made to fail them.
+type countingRenews struct {
+	*sink.Local
+	renews atomic.Int64
+	lost   atomic.Bool
+}
+
+type countedLock struct {
+	sink.Lock
+	c *countingRenews
+}
+
+func (c *countingRenews) Lock(ctx context.Context, name, owner string, ttl time.Duration) (sink.Lock, error) {
+	l, err := c.Local.Lock(ctx, name, owner, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return countedLock{l, c}, nil
+}
+
+func (l countedLock) Renew(ctx context.Context) error {
+	l.c.renews.Add(1)
+	if l.c.lost.Load() {
+		return errors.New("taken over")
+	}
+	return l.Lock.Renew(ctx)
+}
+
+// TestDestinationConfirmsOnce: the sets of a destination, which share its
+// lock, confirm it before their switch with one renewal for them all (a
+// thousand groups on S3 made a thousand conditional writes), again once
+// confirmEvery has passed, and every set learns of a lost lock.
+func TestDestinationConfirmsOnce(t *testing.T) {
+	local, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingRenews{Local: local}
+	ctx := context.Background()
+	d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	var txs []*Tx
+	for i := range 50 {
+		tx, err := Begin(ctx, store, NewLayout(fmt.Sprintf("sm-g%d", i)), Options{Destination: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		txs = append(txs, tx)
+	}
+	var g errgroup.Group
+	for _, tx := range txs {
+		g.Go(func() error { return tx.confirm(ctx) })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.renews.Load(); n != 1 {
+		t.Fatalf("%d renewals for 50 sets confirming at once; want 1", n)
+	}
+	d.renewMu.Lock()
+	d.renewed = d.renewed.Add(-confirmEvery) // as if a second had passed
+	d.renewMu.Unlock()
+	store.lost.Store(true)
+	for _, tx := range txs {
+		if err := tx.confirm(ctx); err == nil || !strings.Contains(err.Error(), "was lost") {
+			t.Fatalf("confirm after the lock was taken over: %v", err)
+		}
+	}
+	if n := store.renews.Load(); n != 2 {
+		t.Errorf("%d renewals; want 2 (the lost one told every set)", n)
 	}
 }

@@ -356,10 +356,15 @@ func (t *Tx) holding() error {
 
 // confirm renews the lock now, if any: a lock removed by hand or taken
 // over since its last renewal (a third of its ttl ago at most) is found
-// out before the switch, not after.
+// out before the switch, not after. The sets of a Destination share its
+// lock: it is renewed at most once a second for them all
+// (Destination.confirm).
 func (t *Tx) confirm(ctx context.Context) error {
 	if err := t.holding(); err != nil || t.lock == nil {
 		return err
+	}
+	if t.dest != nil {
+		return t.dest.confirm(ctx)
 	}
 	if err := t.lock.Renew(ctx); err != nil {
 		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
