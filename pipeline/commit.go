@@ -58,7 +58,7 @@ func (r *run) publishGroups(ctx context.Context) error {
 			return fmt.Errorf("group %q: %w", s.group, s.err)
 		}
 	}
-	if err := r.vanished(sets); err != nil {
+	if err := r.vanished(ctx, sets); err != nil {
 		return err
 	}
 	defer r.reportGroups(sets)
@@ -188,30 +188,46 @@ func (r *run) noURLs(s *set) error {
 func (r *run) shrinkAllowed() bool { return r.cfg.Force || r.cfg.MaxShrink >= 1 }
 
 // vanished refuses, unless forced, a run whose shared destination holds a
-// group's set (a manifest named NAME-GROUP) that the input no longer has:
-// its URLs would all go. Forced, the set is left as it was and reported.
-func (r *run) vanished(sets []*set) error {
-	if r.cfg.Sink == nil || r.cfg.Group.Place != nil && !r.sharedFolder() {
-		return nil // each group has a destination of its own: none to look in
-	}
-	d, err := r.destination(context.Background(), r.cfg.Sink) // opened at begin
-	if err != nil {
-		return err
-	}
-	have := map[string]bool{}
-	for _, s := range sets {
-		have[s.layout.Stem()] = true
-	}
-	for _, stem := range d.Stems(r.cfg.Name + "-") {
-		if have[stem] {
-			continue
+// group's set (a manifest named NAME-GROUP) that the input no longer has,
+// or, with a destination per group, one whose group's destination holds a
+// set (Grouping.Vanished): its URLs would all go. Forced, the set is left
+// as it was and reported.
+func (r *run) vanished(ctx context.Context, sets []*set) error {
+	var gone []string // group names
+	switch {
+	case r.cfg.Group.Place != nil && !r.sharedFolder():
+		if r.cfg.Group.Vanished == nil {
+			return nil
 		}
-		group := strings.TrimPrefix(stem, r.cfg.Name+"-")
+		have := make([]string, len(sets))
+		for i, s := range sets {
+			have[i] = s.group
+		}
+		var err error
+		if gone, err = r.cfg.Group.Vanished(ctx, have); err != nil {
+			return fmt.Errorf("groups: looking for published groups gone from the input: %w", err)
+		}
+	case r.cfg.Sink != nil:
+		d, err := r.destination(ctx, r.cfg.Sink) // opened at begin
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, s := range sets {
+			have[s.layout.Stem()] = true
+		}
+		for _, stem := range d.Stems(r.cfg.Name + "-") {
+			if !have[stem] {
+				gone = append(gone, strings.TrimPrefix(stem, r.cfg.Name+"-"))
+			}
+		}
+	}
+	for _, group := range gone {
 		if !r.shrinkAllowed() {
-			return fmt.Errorf("%w: group %q (set %s) is published but has no row in the input: a shrink of 100%%; nothing published (force to publish the other groups anyway; its set stays as it is)",
-				ErrGroupVanished, group, stem)
+			return fmt.Errorf("%w: group %q is published but has no row in the input: a shrink of 100%%; nothing published (force to publish the other groups anyway; its set stays as it is)",
+				ErrGroupVanished, group)
 		}
-		r.log.Warn("a published group is not in the input: its set is left as it was", "group", group, "set", stem)
+		r.log.Warn("a published group is not in the input: its set is left as it was", "group", group)
 		r.rep.Groups = append(r.rep.Groups, GroupReport{Group: group, Vanished: true, Rejected: Counts{ByReason: map[string]int64{}}})
 	}
 	return nil

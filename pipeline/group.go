@@ -33,6 +33,12 @@ type Grouping struct {
 	// under Config.Scope, named Config.Name-name). It is called once per
 	// group, when its first row is read.
 	Place func(name string) (Place, error)
+	// Vanished, when Place gives groups destinations of their own, returns
+	// the groups, other than those of the run (have), whose destination
+	// holds a published set: gone from the input, each is a shrink of 100%
+	// (refused unless Config.Force or MaxShrink allows it). Nil: no such
+	// check.
+	Vanished func(ctx context.Context, have []string) ([]string, error)
 }
 
 // Place is where one group's set is published. A field left zero takes

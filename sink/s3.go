@@ -242,6 +242,28 @@ func (s *S3) ListInfo(ctx context.Context) ([]Info, error) {
 	return infos, nil
 }
 
+// Folders returns the names of the "folders" directly under the prefix:
+// the common prefixes of its keys up to the next '/'.
+func (s *S3) Folders(ctx context.Context) ([]string, error) {
+	var names []string
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(s.opt.Bucket), Prefix: aws.String(s.opt.Prefix), Delimiter: aws.String("/"),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, explain(err, s.opt.Bucket)
+		}
+		for _, cp := range page.CommonPrefixes {
+			n := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), s.opt.Prefix), "/")
+			if n != "" && !strings.Contains(n, "/") {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
+
 // Delete removes name; a missing object is not an error.
 func (s *S3) Delete(ctx context.Context, name string) error {
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.opt.Bucket), Key: s.key(name)})

@@ -81,3 +81,17 @@ func TestS3Sink(t *testing.T) {
 		t.Fatalf("after DeleteAll: %q", names)
 	}
 }
+
+// TestS3Folders: Folders lists the "folders" directly under the prefix,
+// not the objects there nor the folders deeper down.
+func TestS3Folders(t *testing.T) {
+	s, c, bucket := s3Store(t, sink.S3Options{}, nil)
+	for _, key := range []string{"p/www.example.com/sitemaps/sm.xml", "p/shop.example.org/sm.xml", "p/shop.example.org/x/y", "p/file.xml", "other/z/sm.xml"} {
+		s3test.Put(t, c, bucket, key, []byte("x"))
+	}
+	got, err := s.Folders(context.Background())
+	slices.Sort(got)
+	if err != nil || !slices.Equal(got, []string{"shop.example.org", "www.example.com"}) {
+		t.Fatalf("Folders = %q, %v", got, err)
+	}
+}

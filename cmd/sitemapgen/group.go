@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -47,6 +52,9 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 	}
 	if placed {
 		g.Place = f.placeGroup(ctx, cfg, log)
+		if strings.Contains(f.out, groupPlaceholder) {
+			g.Vanished = f.vanishedGroups(cfg.Name)
+		}
 		if strings.Contains(f.out, groupPlaceholder) && cfg.Uploads == 0 {
 			cfg.Uploads = sink.LocalConnections
 			if strings.HasPrefix(f.out, "s3://") {
@@ -106,4 +114,96 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 		}
 		return p, nil
 	}
+}
+
+// vanishedGroups is pipeline.Grouping.Vanished for {group} in --out: it
+// lists the folder that holds the groups' folders (s3://bucket/a/{group}/b
+// lists s3://bucket/a/), takes from each name the group it would be, and
+// returns those the run does not have whose destination holds a set named
+// name (its manifest). A deleted group's folder is not looked at.
+func (f *generateFlags) vanishedGroups(name string) func(ctx context.Context, have []string) ([]string, error) {
+	return func(ctx context.Context, have []string) ([]string, error) {
+		i := strings.Index(f.out, groupPlaceholder)
+		j := strings.LastIndexByte(f.out[:i], '/') + 1
+		parent, pre := f.out[:j], f.out[j:i] // pre: the segment's text before {group}
+		post, _, _ := strings.Cut(f.out[i+len(groupPlaceholder):], "/")
+		folders, err := f.folders(ctx, parent)
+		if err != nil {
+			return nil, err
+		}
+		known := map[string]bool{}
+		for _, g := range have {
+			known[g] = true
+		}
+		manifest := publish.NewLayout(name).Manifest()
+		var gone []string
+		for _, folder := range folders {
+			g, ok := strings.CutPrefix(folder, pre)
+			if g, ok = strings.CutSuffix(g, post); !ok || g == "" || known[g] {
+				continue
+			}
+			if n, r := pipeline.GroupName(nil, []byte(g)); r != encode.OK || string(n) != g {
+				continue // no group is named so: not a group's folder
+			}
+			dest := strings.ReplaceAll(f.out, groupPlaceholder, g)
+			held, err := f.holds(ctx, dest, manifest)
+			if err != nil {
+				return nil, err
+			}
+			if held {
+				gone = append(gone, g)
+			}
+		}
+		slices.Sort(gone)
+		return gone, nil
+	}
+}
+
+// folders returns the names of the folders in the folder or S3 prefix
+// out; none if it does not exist.
+func (f *generateFlags) folders(ctx context.Context, out string) ([]string, error) {
+	if out == "s3://" {
+		return nil, nil // a bucket per group: the buckets are not listed
+	}
+	if !strings.HasPrefix(out, "s3://") {
+		if out == "" {
+			out = "."
+		}
+		ents, err := os.ReadDir(out)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		var names []string
+		for _, e := range ents {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		return names, err
+	}
+	s, err := f.newSink(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	return s.(*sink.S3).Folders(ctx)
+}
+
+// holds reports whether the folder or S3 prefix out holds the file name.
+func (f *generateFlags) holds(ctx context.Context, out, name string) (bool, error) {
+	if !strings.HasPrefix(out, "s3://") {
+		_, err := os.Stat(filepath.Join(out, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	s, err := f.newSink(ctx, out)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.Get(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -179,5 +180,102 @@ func TestValidateGroupsFolder(t *testing.T) {
 	code, stdout, stderr = sitemapgen(t, "", "validate", out)
 	if code != 1 || strings.Count(stdout, "orphan_file") != 1 || !strings.Contains(stdout, "sitemap-b-index-0099.xml") || strings.Count(stderr, "OK ") != 2 {
 		t.Fatalf("validate with an orphan: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestGroupVanishedOwnFolder: with {group} in --out each group has a
+// destination of its own; a group published there that the input no
+// longer has is still a shrink of 100%, refused without --force (nothing
+// published), and with it left as it was and reported. In folders and on
+// S3.
+func TestGroupVanishedOwnFolder(t *testing.T) {
+	t.Run("folder", func(t *testing.T) {
+		sites := filepath.Join(t.TempDir(), "sites")
+		snap := func() map[string][]byte {
+			m := map[string][]byte{}
+			for _, h := range []string{"a.example.com", "b.example.com", "c.example.com"} {
+				for n, b := range xmltest.Snapshot(t, filepath.Join(sites, h, "sitemaps")) {
+					m[h+"/"+n] = b
+				}
+			}
+			return m
+		}
+		// Not groups: a folder with no set, and one no group could be named.
+		mkdirs := func() {
+			for _, d := range []string{"d.example.com/sitemaps", "Not_A_Group/sitemaps"} {
+				if err := os.MkdirAll(filepath.Join(sites, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		testVanishedOwn(t, []string{"--out", filepath.Join(sites, "{group}", "sitemaps")}, snap, mkdirs)
+	})
+	t.Run("s3", func(t *testing.T) {
+		e := newS3Env(t)
+		snap := func() map[string][]byte {
+			m := map[string][]byte{}
+			for _, k := range s3test.Keys(t, e.c, e.bucket, "") {
+				m[k] = s3test.Get(t, e.c, e.bucket, k).Data
+			}
+			return m
+		}
+		mkdirs := func() { s3test.Put(t, e.c, e.bucket, e.prefix+"d.example.com/sitemaps/other.xml", []byte("x")) }
+		testVanishedOwn(t, []string{"--out", "s3://" + e.bucket + "/" + e.prefix + "{group}/sitemaps", "--s3-endpoint", e.ep, "--s3-path-style"}, snap, mkdirs)
+	})
+}
+
+func testVanishedOwn(t *testing.T, out []string, snap func() map[string][]byte, notGroups func()) {
+	dir := t.TempDir()
+	in, report := filepath.Join(dir, "in.csv"), filepath.Join(dir, "report.json")
+	write := func(hosts ...string) {
+		var b strings.Builder
+		b.WriteString("loc,lastmod\n")
+		for _, h := range hosts {
+			for i := range 20 {
+				fmt.Fprintf(&b, "https://%s/pages/%d,2024-05-01\n", h, i)
+			}
+		}
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := func(extra ...string) (int, string) {
+		args := append([]string{"generate", "--group-by", "host", "--public-url", "https://{group}/sitemaps/",
+			"--scope", "https://{group}/pages/", "--report", report}, out...)
+		code, _, stderr := sitemapgen(t, "", append(append(args, extra...), in)...)
+		return code, stderr
+	}
+	write("a.example.com", "b.example.com", "c.example.com")
+	if code, stderr := gen(); code != 0 {
+		t.Fatalf("night 1: exit %d\n%s", code, stderr)
+	}
+	notGroups()
+	before := snap()
+	write("a.example.com", "b.example.com")
+	code, stderr := gen()
+	if code != 1 || !strings.Contains(stderr, `group "c.example.com" is published but has no row in the input`) || strings.Contains(stderr, "d.example.com") {
+		t.Fatalf("night 2 without c: exit %d, want 1 naming c.example.com alone\n%s", code, stderr)
+	}
+	if after := snap(); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("a refused run changed the destinations: %d files before, %d after", len(before), len(after))
+	}
+	if code, stderr := gen("--force"); code != 0 {
+		t.Fatalf("night 2 forced: exit %d\n%s", code, stderr)
+	}
+	rep := readReport(t, report)
+	var vanished []string
+	for _, g := range rep.Groups {
+		if g.Vanished {
+			vanished = append(vanished, g.Group)
+		}
+	}
+	if !slices.Equal(vanished, []string{"c.example.com"}) {
+		t.Errorf("vanished groups %q; want c.example.com", vanished)
+	}
+	after := snap()
+	for k, b := range before {
+		if strings.Contains(k, "c.example.com/") && !bytes.Equal(after[k], b) {
+			t.Errorf("%s changed in a forced run without c.example.com", k)
+		}
 	}
 }
