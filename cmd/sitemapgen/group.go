@@ -138,8 +138,9 @@ func (f *generateFlags) vanishedGroups(name string) func(ctx context.Context, ha
 		manifest := publish.NewLayout(name).Manifest()
 		var gone []string
 		for _, folder := range folders {
-			g, ok := strings.CutPrefix(folder, pre)
-			if g, ok = strings.CutSuffix(g, post); !ok || g == "" || known[g] {
+			g, okPre := strings.CutPrefix(folder, pre)
+			g, okPost := strings.CutSuffix(g, post)
+			if !okPre || !okPost || g == "" || known[g] {
 				continue
 			}
 			if n, r := pipeline.GroupName(nil, []byte(g)); r != encode.OK || string(n) != g {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -277,5 +278,27 @@ func testVanishedOwn(t *testing.T, out []string, snap func() map[string][]byte, 
 		if strings.Contains(k, "c.example.com/") && !bytes.Equal(after[k], b) {
 			t.Errorf("%s changed in a forced run without c.example.com", k)
 		}
+	}
+}
+
+// TestVanishedGroupsSegment: with {group} inside a path segment, only the
+// folders that segment's text around {group} matches are groups'.
+func TestVanishedGroupsSegment(t *testing.T) {
+	dir := t.TempDir()
+	for folder, manifest := range map[string]bool{"site-a.x": true, "site-b.x": true, "other-c.x": true, "site-d.x": false, "site-e.y": true} {
+		p := filepath.Join(dir, folder, "sm")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if manifest {
+			if err := os.WriteFile(filepath.Join(p, "sitemap.manifest.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := &generateFlags{out: filepath.Join(dir, "site-{group}.x", "sm")}
+	gone, err := f.vanishedGroups("sitemap")(context.Background(), []string{"a"})
+	if err != nil || !slices.Equal(gone, []string{"b"}) {
+		t.Fatalf("vanished %q, %v; want [b]", gone, err)
 	}
 }
