@@ -91,9 +91,14 @@ func (r *run) reuse(ctx context.Context, tx *publish.Tx, name string, content pu
 // done records the file of sitemap s, compressed or reused, and recycles s.
 func (r *run) done(s cutShard, f publish.File) {
 	r.mu.Lock()
-	files, cutter := &s.set.shards, s.set.cutter
+	// Only the field of s's own kind is read: a parked group's news
+	// sitemaps come back while the cut stage may be giving it its cutter.
+	var files *[]publish.File
+	var cutter *shard.Cutter
 	if s.news {
 		files, cutter = &s.set.newsFiles, s.set.news
+	} else {
+		files, cutter = &s.set.shards, s.set.cutter
 	}
 	for len(*files) < s.Num {
 		*files = append(*files, publish.File{})

@@ -154,7 +154,7 @@ const putAllWriters = 4
 // It uses the system calls themselves, not *os.File: a grouped run puts a
 // few thousand small files, and os.File spends half of a file's calls on
 // what a file written once in one go does not need (registering with the
-// poller, fstat, fcntl). BenchmarkLocalPuts: 38 µs a file before, on tmpfs.
+// poller, fstat, fcntl). BenchmarkLocalPuts on tmpfs: 36 µs a file before, 26 after.
 func (l *Local) create(ctx context.Context, name string, data []byte) (_ tempFile, err error) {
 	if err := ctx.Err(); err != nil {
 		return tempFile{}, err

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -32,29 +31,22 @@ import (
 func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
 	path := filepath.Join(l.dir, name)
 	h := Holder{Owner: owner, Token: newToken()}
-	f, err := os.CreateTemp(l.dir, "."+name+".*"+tempSuffix)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	tmp := f.Name()
-	placed := false
+	var f *os.File // the locked temporary file
 	defer func() {
-		if !placed {
+		if f != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(f.Name())
 		}
 	}()
-	// Other runs read the file to name its holder: CreateTemp's 0600
-	// would hide it from another user's run.
-	if err := f.Chmod(0o644); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	for {
+	for try := 0; ; try++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if f == nil {
+			var err error
+			if f, err = lockedTemp(l.dir, name, path); err != nil {
+				return nil, err
+			}
 		}
 		h.Acquired = time.Now().UTC()
 		b, _ := json.Marshal(h)
@@ -64,32 +56,67 @@ func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration)
 		if _, err := f.WriteAt(append(b, '\n'), 0); err != nil {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		err := os.Link(tmp, path)
+		if testHookBeforeLink != nil {
+			testHookBeforeLink(f.Name())
+		}
+		err := os.Link(f.Name(), path)
 		if err == nil {
-			placed = true
-			os.Remove(tmp)
-			return &localLock{f: f, path: path, h: h}, nil
+			os.Remove(f.Name())
+			lk := &localLock{f: f, path: path, h: h}
+			f = nil
+			return lk, nil
 		}
-		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) {
+		taken := false
+		switch {
+		case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP):
 			return nil, fmt.Errorf("lock %s: the folder's file system must support hard links: %w", path, err)
+		case errors.Is(err, fs.ErrExist):
+			taken, err = takeStale(f.Name(), path)
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		taken, err := takeStale(tmp, path)
-		if err != nil {
+		switch {
+		case taken:
+			lk := &localLock{f: f, path: path, h: h}
+			f = nil
+			return lk, nil
+		case errors.Is(err, fs.ErrNotExist) && try < 100:
+			// The temporary file went (the holder's prune removes a lock's
+			// temporary files, as any of its set's): make another.
+			f.Close()
+			f = nil
+		case err != nil:
 			return nil, err
-		}
-		if taken {
-			placed = true
-			return &localLock{f: f, path: path, h: h}, nil
 		}
 	}
 }
 
+// testHookBeforeLink, set by tests, is called with the temporary file's
+// name before Lock links it into place.
+var testHookBeforeLink func(tmp string)
+
+// lockedTemp creates a temporary file beside path, readable by all, and
+// takes its flock.
+func lockedTemp(dir, name, path string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "."+name+".*"+tempSuffix)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	// Other runs read the file to name its holder: CreateTemp's 0600
+	// would hide it from another user's run.
+	if err := f.Chmod(0o644); err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
 // takeStale looks at the lock file at path: a held one is a *LockedError;
 // a stale one (no process holds its flock) is replaced by tmp, the locked
-// file of the run taking it. It reports false if path changed meanwhile.
+// file of the run taking it. It reports false if path changed meanwhile,
+// and an fs.ErrNotExist error if tmp is gone.
 func takeStale(tmp, path string) (bool, error) {
 	old, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -100,10 +127,13 @@ func takeStale(tmp, path string) (bool, error) {
 	}
 	defer old.Close()
 	if err := syscall.Flock(int(old.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return false, &LockedError{Lock: path, Holder: readHolder(old)}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return false, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return false, fmt.Errorf("lock %s: %w", path, err)
+		if !isFile(old, path) {
+			return false, nil // another run took the stale file over: look at its
+		}
+		return false, &LockedError{Lock: path, Holder: readHolder(old)}
 	}
 	if !isFile(old, path) {
 		return false, nil // released and removed meanwhile
@@ -140,35 +170,22 @@ type localLock struct {
 	f    *os.File
 	path string
 	h    Holder
-	seen atomic.Int64 // when the file was last seen in place (UnixNano)
 }
 
 func (l *localLock) Holder() Holder { return l.h }
 
 // Err reports the lock lost once its file was removed by force (Unlock):
-// another run may hold the new one. A publish asks before every file it
-// puts, and the answer costs two system calls: within errRecheck of the
-// last look it is taken as still true. Renew, which a publish calls just
-// before its switch, always looks.
+// another run may hold the new one. It looks every time (two system
+// calls): a publish asks just before its switch, its prune and its
+// cleanup, and an earlier answer could be stale by then.
 func (l *localLock) Err() error {
-	if time.Now().UnixNano()-l.seen.Load() < int64(errRecheck) {
-		return nil
-	}
-	return l.look()
-}
-
-// errRecheck is how long Err trusts its last look.
-const errRecheck = 100 * time.Millisecond
-
-func (l *localLock) look() error {
 	if !isFile(l.f, l.path) {
 		return errors.New("its file was removed (sitemapgen unlock --force)")
 	}
-	l.seen.Store(time.Now().UnixNano())
 	return nil
 }
 
-func (l *localLock) Renew(ctx context.Context) error { return l.look() }
+func (l *localLock) Renew(ctx context.Context) error { return l.Err() }
 
 func (l *localLock) Release(ctx context.Context) error {
 	// Removed while held: nobody can take the old file for the lock. A

@@ -172,3 +172,34 @@ func BenchmarkLocalPuts(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "ns/file")
 }
+
+// TestLocalLockTempPruned: the lock's temporary file is one of its set's
+// temporary files, which the holder's prune removes. A run whose
+// temporary file goes before it is linked into place makes another and
+// takes the lock (or is told who holds it), not a bare "no such file".
+func TestLocalLockTempPruned(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned := 0
+	testHookBeforeLink = func(tmp string) {
+		if pruned < 2 {
+			pruned++
+			os.Remove(tmp)
+		}
+	}
+	defer func() { testHookBeforeLink = nil }()
+	lk, err := l.Lock(context.Background(), ".sm.lock", "run A", 0)
+	if err != nil || pruned != 2 {
+		t.Fatalf("Lock after its temporary file was removed twice: %v (removed %d)", err, pruned)
+	}
+	if err := lk.Err(); err != nil {
+		t.Fatal(err)
+	}
+	lk.Release(context.Background())
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %v", ents)
+	}
+}

@@ -465,8 +465,10 @@ func TestLocalUnlock(t *testing.T) {
 	if _, err := l.Unlock(ctx, ".sitemap.lock", true); err != nil {
 		t.Fatalf("Unlock --force: %v", err)
 	}
-	// Renew, the look a publish takes just before its switch, is never
-	// an earlier look's answer.
+	// Err and Renew look each time: never an earlier look's answer.
+	if err := a.Err(); err == nil {
+		t.Fatal("Err of a lock removed by force: nil error")
+	}
 	if err := a.Renew(ctx); err == nil {
 		t.Fatal("Renew of a lock removed by force: nil error")
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -53,7 +54,7 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 	if placed {
 		g.Place = f.placeGroup(ctx, cfg, log)
 		if strings.Contains(f.out, groupPlaceholder) {
-			g.Vanished = f.vanishedGroups(cfg.Name)
+			g.Vanished = f.vanishedGroups(cfg.Name, log)
 		}
 		if strings.Contains(f.out, groupPlaceholder) && cfg.Uploads == 0 {
 			cfg.Uploads = sink.LocalConnections
@@ -121,7 +122,7 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 // lists s3://bucket/a/), takes from each name the group it would be, and
 // returns those the run does not have whose destination holds a set named
 // name (its manifest). A deleted group's folder is not looked at.
-func (f *generateFlags) vanishedGroups(name string) func(ctx context.Context, have []string) ([]string, error) {
+func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx context.Context, have []string) ([]string, error) {
 	return func(ctx context.Context, have []string) ([]string, error) {
 		i := strings.Index(f.out, groupPlaceholder)
 		j := strings.LastIndexByte(f.out[:i], '/') + 1
@@ -148,6 +149,11 @@ func (f *generateFlags) vanishedGroups(name string) func(ctx context.Context, ha
 			}
 			dest := strings.ReplaceAll(f.out, groupPlaceholder, g)
 			held, err := f.holds(ctx, dest, manifest)
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
+				// Someone else's folder beside the groups' (or a file).
+				log.Warn("groups: cannot look for a published set", "destination", dest, "err", err)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -176,7 +182,12 @@ func (f *generateFlags) folders(ctx context.Context, out string) ([]string, erro
 		}
 		var names []string
 		for _, e := range ents {
-			if e.IsDir() {
+			dir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 { // a group's folder may be a link to it
+				fi, err := os.Stat(filepath.Join(out, e.Name()))
+				dir = err == nil && fi.IsDir()
+			}
+			if dir {
 				names = append(names, e.Name())
 			}
 		}

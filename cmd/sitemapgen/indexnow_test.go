@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -462,5 +463,33 @@ func TestIndexNowGroups(t *testing.T) {
 	}
 	if r := rep.IndexNow; r == nil || !r.DryRun || !slices.Equal(r.URLs, []string{base + "blog/71"}) || r.Changed != 1 || len(srv.Requests()) != requests {
 		t.Errorf("dry run: %+v, %d requests posted; want blog/71 planned, nothing posted\n%s", r, len(srv.Requests())-requests, stderr)
+	}
+}
+
+// TestIndexNowMerged: the sets' changes are added up in the order of
+// their destination and name, whatever order their switches came in; a
+// total past --indexnow-max-urls, or one set's failure, sends nothing.
+func TestIndexNowMerged(t *testing.T) {
+	change := func(urls ...string) setChange {
+		return setChange{change: &indexnow.Change{URLs: urls, Changed: len(urls)}}
+	}
+	n := &notifier{max: 4, sets: map[string]setChange{
+		"/out/b/sitemap": change("https://b/1", "https://b/2"),
+		"/out/a/sitemap": change("https://a/1"),
+		"/out/c/sitemap": {first: true},
+	}}
+	ch, _, read, first, err := n.merged()
+	if err != nil || read != 2 || !slices.Equal(first, []string{"/out/c/sitemap"}) ||
+		!slices.Equal(ch.URLs, []string{"https://a/1", "https://b/1", "https://b/2"}) || ch.Changed != 3 {
+		t.Fatalf("merged: %+v, read %d, first %q, %v", ch, read, first, err)
+	}
+	n.sets["/out/d/sitemap"] = change("https://d/1", "https://d/2")
+	if _, _, _, _, err := n.merged(); err == nil || !strings.Contains(err.Error(), "--indexnow-max-urls 4") {
+		t.Fatalf("5 URLs against a bound of 4: %v", err)
+	}
+	n.max = 10
+	n.sets["/out/e/sitemap"] = setChange{err: errors.New("e: unreadable")}
+	if _, _, _, _, err := n.merged(); err == nil || !strings.Contains(err.Error(), "unreadable") {
+		t.Fatalf("a set's failure: %v", err)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,12 +33,16 @@ type notifier struct {
 	noReadBack string
 	log        *slog.Logger
 
-	mu      sync.Mutex
-	change  indexnow.Change // every set's, added up
-	outside int             // URLs read back outside their set's scope: not sent
-	sets    int             // sets whose change was read
-	err     error           // reading a change failed: nothing is sent
-	skips   []string        // sets that had nothing to compare with
+	mu   sync.Mutex
+	sets map[string]setChange // by destination and set name; merged in that order when sent
+}
+
+// setChange is what one set's switch changed (notifier.switched).
+type setChange struct {
+	first   bool             // nothing to compare with: nothing sent for it
+	change  *indexnow.Change // the URLs under the set's scope
+	outside int              // URLs read back outside the set's scope: not sent
+	err     error            // reading the change failed: nothing is sent
 }
 
 // dryRunKeep is how many bytes of new sitemaps a dry run holds to read
@@ -101,95 +107,132 @@ func (f *generateFlags) newNotifier(cfg *pipeline.Config, log *slog.Logger) (*no
 
 // switched reads the change of the set at p while the previous
 // generation's sitemaps are still in its destination
-// (pipeline.Config.Switched); a grouped run calls it for several sets at
-// once.
+// (pipeline.Config.Switched). A grouped run calls it for several sets at
+// once, in no set order: each set's change is kept apart, read with the
+// whole --indexnow-max-urls, and send adds them up in name order.
 func (n *notifier) switched(ctx context.Context, p pipeline.Place, prev, next *publish.Manifest) {
+	var c setChange
+	switch {
+	case prev == nil && !n.all:
+		c.first = true
+	case n.noReadBack != "":
+		c.err = errors.New(n.noReadBack)
+	default:
+		c.change, c.err = indexnow.Changes(ctx, p.Sink, publish.NewLayout(p.Name).IsShard, prev, next, n.max)
+	}
+	switch {
+	case errors.Is(c.err, indexnow.ErrTooMany):
+		c.err = n.tooMany()
+	case errors.Is(c.err, sink.ErrNotKept):
+		c.err = fmt.Errorf("dry run: the new sitemaps are more than the %d MiB a dry run holds to read them back: %w", dryRunKeep>>20, c.err)
+	case c.err != nil:
+		c.err = fmt.Errorf("%s: %w", p.Name, c.err)
+	}
+	if c.change != nil {
+		// The sitemaps read back are the destination's: only what the
+		// set itself could have listed is sent under the site's key.
+		scope := p.Scope
+		if scope == nil {
+			scope = p.PublicURL
+		}
+		kept := c.change.URLs[:0]
+		for _, u := range c.change.URLs {
+			if indexnow.Under(u, scope.String()) {
+				kept = append(kept, u)
+			} else {
+				c.outside++
+			}
+		}
+		c.change.URLs = kept
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.err != nil {
-		return
+	if n.sets == nil {
+		n.sets = map[string]setChange{}
 	}
-	if prev == nil && !n.all {
-		n.skips = append(n.skips, p.Name)
-		return
-	}
-	if n.noReadBack != "" {
-		n.err = errors.New(n.noReadBack)
-		return
-	}
-	change, err := indexnow.Changes(ctx, p.Sink, publish.NewLayout(p.Name).IsShard, prev, next, n.max-len(n.change.URLs))
-	switch {
-	case errors.Is(err, indexnow.ErrTooMany):
-		n.err = fmt.Errorf("the change holds more than --indexnow-max-urls %d URLs (or the replaced sitemaps do): nothing sent; search engines will find it in the sitemaps", n.max)
-		return
-	case errors.Is(err, sink.ErrNotKept):
-		n.err = fmt.Errorf("dry run: the new sitemaps are more than the %d MiB a dry run holds to read them back: %w", dryRunKeep>>20, err)
-		return
-	case err != nil:
-		n.err = fmt.Errorf("%s: %w", p.Name, err)
-		return
-	}
-	// The sitemaps read back are the destination's: only what the set
-	// itself could have listed is sent under the site's key.
-	scope := p.Scope
-	if scope == nil {
-		scope = p.PublicURL
-	}
-	for _, u := range change.URLs {
-		if indexnow.Under(u, scope.String()) {
-			n.change.URLs = append(n.change.URLs, u)
-		} else {
-			n.outside++
+	n.sets[p.Sink.String()+"/"+p.Name] = c // a set per group folder: the names alone repeat
+}
+
+func (n *notifier) tooMany() error {
+	return fmt.Errorf("the change holds more than --indexnow-max-urls %d URLs (or the replaced sitemaps do): nothing sent; search engines will find it in the sitemaps", n.max)
+}
+
+// merged adds up the sets' changes in name order: the change to send, the
+// URLs left out of their set's scope, and the sets read and new. An error
+// (a set's, or a total past --indexnow-max-urls) means nothing is sent.
+func (n *notifier) merged() (ch indexnow.Change, outside, read int, first []string, err error) {
+	names := slices.Sorted(maps.Keys(n.sets))
+	for _, name := range names {
+		c := n.sets[name]
+		switch {
+		case c.err != nil:
+			return ch, 0, 0, nil, c.err
+		case c.first:
+			first = append(first, name)
+			continue
 		}
+		ch.URLs = append(ch.URLs, c.change.URLs...)
+		ch.Added += c.change.Added
+		ch.Changed += c.change.Changed
+		ch.Removed += c.change.Removed
+		ch.Read += c.change.Read
+		outside += c.outside
+		read++
 	}
-	n.change.Added += change.Added
-	n.change.Changed += change.Changed
-	n.change.Removed += change.Removed
-	n.change.Read += change.Read
-	n.sets++
+	if len(ch.URLs) > n.max {
+		return ch, 0, 0, nil, n.tooMany()
+	}
+	return ch, outside, read, first, nil
 }
 
 // send posts the change and returns what became of it. Its failures are
 // the Result's and the log's, never the run's.
 func (n *notifier) send(ctx context.Context) *indexnow.Result {
 	res := &indexnow.Result{}
+	ch, outside, read, first, err := n.merged()
 	switch {
-	case n.err != nil:
-		res.Skipped = n.err.Error()
-		n.log.Warn("indexnow: nothing sent", "err", n.err)
+	case err != nil:
+		res.Skipped = err.Error()
+		n.log.Warn("indexnow: nothing sent", "err", err)
 		return res
-	case n.sets == 0:
+	case read == 0:
 		res.Skipped = "first run: no previous generation to compare with (--indexnow-all sends every URL)"
-		if len(n.skips) == 0 {
+		if len(first) == 0 {
 			res.Skipped = "no set was published"
 		}
 		n.log.Info("indexnow: nothing sent: " + res.Skipped)
 		return res
 	}
-	if len(n.skips) > 0 {
-		n.log.Info("indexnow: sets published for the first time are not sent (--indexnow-all sends every URL)", "sets", len(n.skips), "first", n.skips[0])
+	if len(first) > 0 {
+		n.log.Info("indexnow: sets published for the first time are not sent (--indexnow-all sends every URL)", "sets", len(first), "first", first[0])
 	}
-	ch, urls := &n.change, n.change.URLs
+	urls := ch.URLs
 	if n.dryRun {
-		reqs, _ := n.client.Plan(urls)
-		res.URLs, res.Requests = urls, len(reqs)
-		n.log.Info("indexnow: dry run: would post", "urls", len(urls), "requests", len(reqs), "endpoint", n.client.Endpoint)
+		reqs, left := n.client.Plan(urls)
+		res.Requests = len(reqs)
+		for _, rq := range reqs { // what would be sent: those the key vouches for
+			res.URLs = append(res.URLs, rq.URLList...)
+		}
+		if len(left) > 0 {
+			res.Fail("outside_key_location", len(left), fmt.Sprintf("%d URLs not under the key location's folder (%s), would not be sent, e.g. %s", len(left), n.client.KeyLocation, left[0]))
+		}
+		n.log.Info("indexnow: dry run: would post", "urls", len(res.URLs), "requests", len(reqs), "endpoint", n.client.Endpoint)
 	} else if len(urls) > 0 {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		*res = n.client.Submit(ctx, urls)
 	}
-	if len(urls) == 0 && n.outside == 0 {
+	if len(urls) == 0 && outside == 0 {
 		res.Skipped = "no URL changed"
 	}
-	if n.outside > 0 {
-		res.Fail("outside_scope", n.outside, fmt.Sprintf("%d URLs read back from the destination's sitemaps are not under their set's scope: not sent", n.outside))
+	if outside > 0 {
+		res.Fail("outside_scope", outside, fmt.Sprintf("%d URLs read back from the destination's sitemaps are not under their set's scope: not sent", outside))
 	}
 	res.Added, res.Changed, res.Removed, res.DryRun = ch.Added, ch.Changed, ch.Removed, n.dryRun
 	for _, e := range res.Errors {
 		n.log.Warn("indexnow: " + e)
 	}
 	n.log.Info("indexnow", "added", res.Added, "changed", res.Changed, "removed", res.Removed, "sitemaps_read", ch.Read,
-		"sets", n.sets, "requests", res.Requests, "sent", res.Sent, "accepted", res.Accepted, "failed", res.Failed)
+		"sets", read, "requests", res.Requests, "sent", res.Sent, "accepted", res.Accepted, "failed", res.Failed)
 	return res
 }
