@@ -102,7 +102,8 @@ func lockedTemp(dir, name, path string) (*os.File, error) {
 	}
 	// Other runs read the file to name its holder: CreateTemp's 0600
 	// would hide it from another user's run.
-	if err := f.Chmod(0o644); err == nil {
+	err = f.Chmod(0o644)
+	if err == nil {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	}
 	if err != nil {
