@@ -18,27 +18,7 @@ import (
 // generated rows like the end-to-end benchmark's: the encoder, the
 // field views and the per-row bookkeeping of encodeBatch.
 func BenchmarkEncodeBatch(b *testing.B) {
-	var csv bytes.Buffer
-	csv.WriteString(bench.CSVHeader)
-	g := bench.NewGenerator(1, "https://www.example.com/")
-	var row []byte
-	for range 100_000 {
-		row = g.AppendCSV(row[:0])
-		csv.Write(row)
-	}
-	sc := csvscan.NewScanner(bytes.NewReader(csv.Bytes()), "bench.csv", input.Options{})
-	var batches []*Batch
-	for {
-		batch := newBatch(input.DefaultChunk)
-		err := sc.Fill(&batch.Batch, input.DefaultChunk)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		batches = append(batches, batch)
-	}
+	batches := benchBatches(b, nil, input.Options{})
 	scope, err := encode.ParseScope("https://www.example.com/")
 	if err != nil {
 		b.Fatal(err)
@@ -66,29 +46,8 @@ func BenchmarkEncodeBatch(b *testing.B) {
 // rows (bench.DefaultSections) with --group-by section: ungrouped, the
 // same rows; grouped, each row's group found first (the grouper).
 func BenchmarkEncodeGrouped(b *testing.B) {
-	var csv bytes.Buffer
-	g := bench.NewGenerator(1, "https://www.example.com/")
-	g.Sections = &bench.DefaultSections
-	csv.WriteString(g.Header())
-	var row []byte
-	for range 100_000 {
-		row = g.AppendCSV(row[:0])
-		csv.Write(row)
-	}
 	cols := [input.NumColumns]string{input.Group: "section"}
-	sc := csvscan.NewScanner(bytes.NewReader(csv.Bytes()), "bench.csv", input.Options{Columns: cols})
-	var batches []*Batch
-	for {
-		batch := newBatch(input.DefaultChunk)
-		err := sc.Fill(&batch.Batch, input.DefaultChunk)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		batches = append(batches, batch)
-	}
+	batches := benchBatches(b, &bench.DefaultSections, input.Options{Columns: cols})
 	scope, err := encode.ParseScope("https://www.example.com/")
 	if err != nil {
 		b.Fatal(err)
@@ -129,5 +88,32 @@ func BenchmarkEncodeGrouped(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(100_000*b.N), "ns/row")
 		})
+	}
+}
+
+// benchBatches returns 100,000 rows of the bench generator (with sections,
+// when given) read into batches as a run reads them.
+func benchBatches(b *testing.B, sections *bench.Sections, opt input.Options) []*Batch {
+	var csv bytes.Buffer
+	g := bench.NewGenerator(1, "https://www.example.com/")
+	g.Sections = sections
+	csv.WriteString(g.Header())
+	var row []byte
+	for range 100_000 {
+		row = g.AppendCSV(row[:0])
+		csv.Write(row)
+	}
+	sc := csvscan.NewScanner(bytes.NewReader(csv.Bytes()), "bench.csv", opt)
+	var batches []*Batch
+	for {
+		batch := newBatch(input.DefaultChunk)
+		err := sc.Fill(&batch.Batch, input.DefaultChunk)
+		if err == io.EOF {
+			return batches
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		batches = append(batches, batch)
 	}
 }

@@ -225,41 +225,49 @@ func (s *S3) List(ctx context.Context) ([]string, error) {
 // and ETags, which the listing gives for free.
 func (s *S3) ListInfo(ctx context.Context) ([]Info, error) {
 	var infos []Info
+	err := s.listPages(ctx, func(page *s3.ListObjectsV2Output) {
+		for _, o := range page.Contents {
+			if n := strings.TrimPrefix(aws.ToString(o.Key), s.opt.Prefix); n != "" && !strings.Contains(n, "/") {
+				infos = append(infos, Info{Name: n, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return infos, nil
+}
+
+// listPages calls each with every page of the listing directly under the
+// prefix (up to the next '/').
+func (s *S3) listPages(ctx context.Context, each func(*s3.ListObjectsV2Output)) error {
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
 		Bucket: aws.String(s.opt.Bucket), Prefix: aws.String(s.opt.Prefix), Delimiter: aws.String("/"),
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, explain(err, s.opt.Bucket)
+			return explain(err, s.opt.Bucket)
 		}
-		for _, o := range page.Contents {
-			if n := strings.TrimPrefix(aws.ToString(o.Key), s.opt.Prefix); n != "" && !strings.Contains(n, "/") {
-				infos = append(infos, Info{Name: n, Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
-			}
-		}
+		each(page)
 	}
-	return infos, nil
+	return nil
 }
 
 // Folders returns the names of the "folders" directly under the prefix:
 // the common prefixes of its keys up to the next '/'.
 func (s *S3) Folders(ctx context.Context) ([]string, error) {
 	var names []string
-	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{
-		Bucket: aws.String(s.opt.Bucket), Prefix: aws.String(s.opt.Prefix), Delimiter: aws.String("/"),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, explain(err, s.opt.Bucket)
-		}
+	err := s.listPages(ctx, func(page *s3.ListObjectsV2Output) {
 		for _, cp := range page.CommonPrefixes {
 			n := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), s.opt.Prefix), "/")
 			if n != "" && !strings.Contains(n, "/") {
 				names = append(names, n)
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return names, nil
 }
