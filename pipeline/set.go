@@ -148,7 +148,7 @@ func (r *run) txOptions(d *publish.Destination, p Place) publish.Options {
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
 		Verify: p.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Destination: d,
 	}
-	if sw := cfg.Switched; sw != nil {
+	if sw := cfg.Switched; sw != nil && p.Sink != nil { // not a destination's own options
 		o.Switched = func(ctx context.Context, prev, next *publish.Manifest) { sw(ctx, p, prev, next) }
 	}
 	return o
