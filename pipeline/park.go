@@ -156,7 +156,8 @@ func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
 	end := int(ents.Ends[len(ents.Ends)-1])
 	base := len(set.pending.Data) - start
 	was := held(&set.pending)
-	set.pending.Data = append(set.pending.Data, ents.Data[start:end]...)
+	set.pending.Data = append(grow(set.pending.Data, end-start, 4<<10), ents.Data[start:end]...)
+	set.pending.Ends = grow(set.pending.Ends, len(ents.Ends)-k, 256)
 	for _, e := range ents.Ends[k:] {
 		set.pending.Ends = append(set.pending.Ends, uint32(int(e)+base))
 	}
@@ -193,6 +194,19 @@ func (c *cutStage) cutParked(set *set, live bool) error {
 	set.pending = shard.Entries{} // let go: the memory of a long tail
 	p.held -= held(&pend)
 	return c.pack(set, &pend, 0, false)
+}
+
+// grow returns s with room for n more elements: at least least, and at
+// least twice its capacity when it must move. A parked group grows by a
+// few entries a batch, and append's growth past 256 bytes (a quarter at a
+// time) would copy a small group's entries a dozen times.
+func grow[E any](s []E, n, least int) []E {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	t := make([]E, len(s), max(len(s)+n, 2*cap(s), least))
+	copy(t, s)
+	return t
 }
 
 // held is the memory e holds: its capacity, not its length.
