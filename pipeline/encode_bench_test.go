@@ -94,12 +94,17 @@ func BenchmarkEncodeGrouped(b *testing.B) {
 // benchBatches returns 100,000 rows of the bench generator (with sections,
 // when given) read into batches as a run reads them.
 func benchBatches(b *testing.B, sections *bench.Sections, opt input.Options) []*Batch {
+	return benchBatchesN(b, 100_000, sections, opt)
+}
+
+// benchBatchesN is benchBatches with n rows.
+func benchBatchesN(b *testing.B, n int, sections *bench.Sections, opt input.Options) []*Batch {
 	var csv bytes.Buffer
 	g := bench.NewGenerator(1, "https://www.example.com/")
 	g.Sections = sections
 	csv.WriteString(g.Header())
 	var row []byte
-	for range 100_000 {
+	for range n {
 		row = g.AppendCSV(row[:0])
 		csv.Write(row)
 	}

@@ -114,8 +114,8 @@ func main() {
 				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof, last && *groupCheck); err != nil {
 					fail(err)
 				}
-				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
-					i+1, r.groupSecs, r.groupCPU, r.groups, r.groupRSS>>20, r.groupVsPlain())
+				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s (ungrouped %.2f s), %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
+					i+1, r.groupSecs, r.groupCPU, r.cpuSecs, r.groups, r.groupRSS>>20, r.groupVsPlain())
 			}
 			res[k] = append(res[k], r)
 			fmt.Fprintf(os.Stderr, "run %d, %s cuts: %.0f rows/s, limit %.0f rows/s, ratio %.2f, peak RSS %d MiB\n",
