@@ -50,12 +50,7 @@ func BenchmarkCutGrouped(b *testing.B) {
 		enc := r.newEncoder(scope)
 		rows := 0
 		for _, batch := range batches {
-			batch.Out, batch.Ends, batch.EntryGroup = batch.Out[:0], batch.Ends[:0], batch.EntryGroup[:0]
-			batch.EntryLine, batch.EntryLastmod, batch.EntryNews = batch.EntryLine[:0], batch.EntryLastmod[:0], batch.EntryNews[:0]
-			batch.Rejects, batch.RejectBuf = batch.Rejects[:0], batch.RejectBuf[:0]
-			if err := encodeRows(enc, gr, batch, 1<<20, 1<<20); err != nil {
-				b.Fatal(err)
-			}
+			encodeAgain(b, enc, gr, batch)
 			rows += batch.Len()
 		}
 		r.begins.Wait()
