@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/sitemapgen/sitemapgen/internal/runs"
 	"github.com/sitemapgen/sitemapgen/shard"
@@ -204,9 +205,7 @@ func grow[E any](s []E, n, least int) []E {
 	if len(s)+n <= cap(s) {
 		return s
 	}
-	t := make([]E, len(s), max(len(s)+n, 2*cap(s), least))
-	copy(t, s)
-	return t
+	return slices.Grow(s, max(len(s)+n, 2*cap(s), least)-len(s))
 }
 
 // held is the memory e holds: its capacity, not its length.
