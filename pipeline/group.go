@@ -3,8 +3,10 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -212,9 +214,12 @@ type grouper struct {
 	newEnc func(*set) *encode.Encoder
 	any    *encode.Encoder // no scope: finds the host of a loc (ByHost)
 	cache  map[string]*set // value (as read, or a host) -> its set
-	name   []byte          // scratch
-	host   []byte          // scratch
-	def    []byte          // Grouping.Default
+	recent [recentSlots]recentGroup
+	name   []byte        // scratch
+	host   []byte        // scratch
+	def    []byte        // Grouping.Default
+	reason encode.Reason // lookup's answer for a value without a group
+	err    error
 }
 
 // group returns the set of row i of b and the encoder of its scope, or the
@@ -226,21 +231,13 @@ func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, 
 	} else {
 		value = b.Field(input.Group, i)
 	}
-	s, ok := g.cache[string(value)] // no allocation: the compiler reads the map with the bytes
-	if !ok {
-		var r encode.Reason
-		g.name, r = GroupName(g.name[:0], value)
-		if r == encode.GroupEmpty && len(g.def) > 0 {
-			g.name, r = append(g.name[:0], g.def...), encode.OK
-		}
-		if r != encode.OK {
-			return nil, nil, r, nil
-		}
-		var err error
-		if s, err = g.gs.lookup(g.name, bytes.TrimSpace(value)); err != nil {
-			return nil, nil, 0, err
-		}
-		g.cache[string(value)] = s
+	slot := &g.recent[recentSlot(value)]
+	s := slot.set
+	if s == nil || int(slot.n) != len(value) || string(slot.key[:slot.n]) != string(value) {
+		s = g.lookup(value, slot)
+	}
+	if s == nil {
+		return nil, nil, g.reason, g.err
 	}
 	if g.shared != nil {
 		return s, g.shared, encode.OK, nil
@@ -252,6 +249,64 @@ func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, 
 		g.encs[s.index] = g.newEnc(s)
 	}
 	return s, g.encs[s.index], encode.OK, nil
+}
+
+// recentSlots is the size of a worker's cache of recent group values.
+const recentSlots = 64
+
+// recentGroup is a slot of grouper.recent: a group value of up to 31
+// bytes, kept inline, and its set.
+type recentGroup struct {
+	n   uint8
+	key [31]byte
+	set *set
+}
+
+// recentSlot returns the slot of grouper.recent that value goes to: a hash
+// of its length and its first and last bytes.
+func recentSlot(value []byte) int {
+	n := len(value)
+	var h uint64
+	switch {
+	case n >= 8:
+		h = binary.LittleEndian.Uint64(value) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(value[n-8:]), 29)
+	case n >= 4:
+		h = uint64(binary.LittleEndian.Uint32(value)) | uint64(binary.LittleEndian.Uint32(value[n-4:]))<<32
+	case n > 0:
+		h = uint64(value[0]) | uint64(value[n/2])<<8 | uint64(value[n-1])<<16
+	}
+	h = (h ^ uint64(n)) * 0x9e3779b97f4a7c15
+	return int(h >> (64 - 6))
+}
+
+// lookup returns the set of value from the worker's map, or from the
+// groups (adding it), and keeps it in slot. A value without a group
+// leaves its reason (or the run's error) in g.reason and g.err and
+// returns nil.
+func (g *grouper) lookup(value []byte, slot *recentGroup) *set {
+	s, ok := g.cache[string(value)] // no allocation: the compiler reads the map with the bytes
+	if !ok {
+		var r encode.Reason
+		g.name, r = GroupName(g.name[:0], value)
+		if r == encode.GroupEmpty && len(g.def) > 0 {
+			g.name, r = append(g.name[:0], g.def...), encode.OK
+		}
+		if r != encode.OK {
+			g.reason, g.err = r, nil
+			return nil
+		}
+		var err error
+		if s, err = g.gs.lookup(g.name, bytes.TrimSpace(value)); err != nil {
+			g.reason, g.err = 0, err
+			return nil
+		}
+		g.cache[string(value)] = s
+	}
+	if len(value) <= len(slot.key) {
+		slot.n, slot.set = uint8(len(value)), s
+		copy(slot.key[:], value)
+	}
+	return s
 }
 
 // hostOf returns the host of loc as the encoder writes it (lower case,

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -657,5 +659,83 @@ func TestGroupsOneLock(t *testing.T) {
 	held.Close(context.Background())
 	if _, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGrouperRecent: the workers' cache of recent values (grouper.recent)
+// gives every row the group its value names, whatever values share a
+// slot: hundreds of values, short and long (past the slot's 31 bytes),
+// empty and unnameable ones among them, met in any order and again.
+func TestGrouperRecent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var values []string
+	for i := range 400 {
+		values = append(values, strings.Repeat("x", i%40)+strconv.Itoa(i))
+	}
+	values = append(values, "", " ", "a/b", "products", "products ", strings.Repeat("k", 31), strings.Repeat("k", 32))
+	var csv strings.Builder
+	csv.WriteString("loc,section\n")
+	var rowValue []string
+	for i := range 20000 {
+		v := values[rng.IntN(len(values))]
+		if i%3 == 0 {
+			v = values[len(values)-1-i%7] // the special ones, often
+		}
+		fmt.Fprintf(&csv, "%s/p%d,%q\n", testBase, i, v)
+		rowValue = append(rowValue, v)
+	}
+	cols := [input.NumColumns]string{input.Group: "section"}
+	sc := csvscan.NewScanner(strings.NewReader(csv.String()), "t.csv", input.Options{Columns: cols})
+	b := newBatch(4 << 20)
+	if err := sc.Fill(&b.Batch, 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != len(rowValue) {
+		t.Fatalf("%d rows read, want %d", b.Len(), len(rowValue))
+	}
+	snk, _ := sink.NewLocal(t.TempDir())
+	cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
+		MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{}}
+	r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
+	if err := r.begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.closeDestinations(context.Background())
+	defer r.begins.Wait()
+	enc := r.newEncoder(cfg.PublicURL)
+	g := r.newGrouper(enc)
+	for pass := range 2 {
+		b.Out, b.Ends, b.EntryGroup = b.Out[:0], b.Ends[:0], b.EntryGroup[:0]
+		b.EntryLine, b.EntryLastmod, b.EntryNews = b.EntryLine[:0], b.EntryLastmod[:0], b.EntryNews[:0]
+		b.Rejects, b.RejectBuf = b.Rejects[:0], b.RejectBuf[:0]
+		if err := encodeRows(enc, g, b, 1<<20, 0); err != nil {
+			t.Fatal(err)
+		}
+		sets := r.groups.all()
+		byIndex := map[int32]string{}
+		for _, s := range sets {
+			byIndex[int32(s.index)] = s.group
+		}
+		k, rej := 0, 0
+		for i, v := range rowValue {
+			want, reason := GroupName(nil, []byte(v))
+			if reason != encode.OK {
+				if rej >= len(b.Rejects) || b.Rejects[rej].Line != b.Line[i] || b.Rejects[rej].Reason != reason {
+					t.Fatalf("pass %d: row %d (%q): want the reject %v", pass, i, v, reason)
+				}
+				rej++
+				continue
+			}
+			if k >= len(b.EntryGroup) || b.EntryLine[k] != b.Line[i] {
+				t.Fatalf("pass %d: row %d (%q): no entry", pass, i, v)
+			}
+			if got := byIndex[b.EntryGroup[k]]; got != string(want) {
+				t.Fatalf("pass %d: row %d (%q): group %q, want %q", pass, i, v, got, want)
+			}
+			k++
+		}
+		if k != len(b.Ends) || rej != len(b.Rejects) {
+			t.Fatalf("pass %d: %d entries and %d rejects checked, of %d and %d", pass, k, rej, len(b.Ends), len(b.Rejects))
+		}
 	}
 }
