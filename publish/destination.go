@@ -49,6 +49,27 @@ type Destination struct {
 // (on S3) for what one answers.
 const confirmEvery = time.Second
 
+// holding is Tx.holding for all the sets of d: they share its lock. A
+// batch step looks once (two system calls for a folder's lock), not once
+// for each of a thousand groups.
+func (d *Destination) holding() error {
+	if d.lock == nil {
+		return nil
+	}
+	if err := d.lock.Err(); err != nil {
+		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", NewLayout(d.name).Lock(), err)
+	}
+	return nil
+}
+
+// confirmHeld is Tx.confirm for all the sets of d.
+func (d *Destination) confirmHeld(ctx context.Context) error {
+	if err := d.holding(); err != nil || d.lock == nil {
+		return err
+	}
+	return d.confirm(ctx)
+}
+
 // confirm is Tx.confirm for the sets of d: it renews the lock unless it
 // was renewed within confirmEvery.
 func (d *Destination) confirm(ctx context.Context) error {
@@ -204,10 +225,14 @@ func (d *Destination) Batches() bool {
 // made ready, in one batch, durable when it returns (the sync between the
 // manifests and the roots of Tx.Switch).
 func (d *Destination) PutManifests(ctx context.Context, txs []*Tx) error {
+	// The sets share d's lock: one look and one renewal answer for all.
+	if err := d.confirmHeld(ctx); err != nil {
+		return err
+	}
 	files := make([]sink.File, len(txs))
 	for i, t := range txs {
 		var err error
-		if files[i], err = t.manifestFile(ctx); err != nil {
+		if files[i], err = t.preparedManifest(); err != nil {
 			return err
 		}
 	}
@@ -223,11 +248,11 @@ func (d *Destination) PutManifests(ctx context.Context, txs []*Tx) error {
 // all. On error, the sets whose root is in place are switched (Tx.Unswitch
 // puts them back), the others are not.
 func (d *Destination) PutRoots(ctx context.Context, txs []*Tx) error {
+	if err := d.holding(); err != nil {
+		return err
+	}
 	files := make([]sink.File, len(txs))
 	for i, t := range txs {
-		if err := t.holding(); err != nil {
-			return err
-		}
 		files[i] = sink.File{Name: t.ready.root, Data: t.ready.rootData}
 	}
 	// Not canceled half way, as Tx.putRoot: the switch is one step.
@@ -250,6 +275,7 @@ func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 	if len(placed) == len(files) {
 		errs[len(txs)] = err // else told for each set below
 	}
+	lost := d.holding() // for every set's prune
 	// The prunes of a few sets at once, as Tx.Finish's would be.
 	var g errgroup.Group
 	g.SetLimit(finishesAtOnce)
@@ -261,7 +287,7 @@ func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 			terr = fmt.Errorf("write %s: %w", files[i].Name, err)
 		}
 		g.Go(func() error {
-			errs[i] = t.finish(ctx, terr)
+			errs[i] = t.finish(ctx, terr, lost)
 			return nil
 		})
 	}

@@ -151,3 +151,128 @@ func TestDestinationConfirmsOnce(t *testing.T) {
 		t.Errorf("%d renewals; want 2 (the lost one told every set)", n)
 	}
 }
+
+// checkedLock counts the looks at a lock (Err) and can be made lost.
+type checkedLock struct {
+	sink.Lock
+	looks *atomic.Int64
+	lost  *atomic.Bool
+}
+
+func (l checkedLock) Err() error {
+	l.looks.Add(1)
+	if l.lost.Load() {
+		return errors.New("removed")
+	}
+	return l.Lock.Err()
+}
+
+type checkedLocks struct {
+	*sink.Local
+	looks atomic.Int64
+	lost  atomic.Bool
+}
+
+func (c *checkedLocks) Lock(ctx context.Context, name, owner string, ttl time.Duration) (sink.Lock, error) {
+	l, err := c.Local.Lock(ctx, name, owner, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return checkedLock{l, &c.looks, &c.lost}, nil
+}
+
+// TestDestinationBatchLooksOnce: the batch steps of a destination's sets
+// (manifests, roots, robots lines and prunes) look at the lock they share
+// once a step, not once a set; a lock lost before the roots stops the
+// switch of every set, and one lost before the prunes keeps every old file.
+func TestDestinationBatchLooksOnce(t *testing.T) {
+	for _, lose := range []string{"", "roots", "prunes"} {
+		name := "lock kept"
+		if lose != "" {
+			name = "lost before " + lose
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			local, err := sink.NewLocal(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := &checkedLocks{Local: local}
+			ctx := context.Background()
+			// Night 1 publishes each set, night 2 replaces its shard: the
+			// prune of night 2 deletes night 1's shard (KeepGenerations 1).
+			var olds []string
+			for night := 1; night <= 2; night++ {
+				d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var txs []*Tx
+				for i := range 30 {
+					l := NewLayout(fmt.Sprintf("sm-g%d", i))
+					tx, err := Begin(ctx, store, l, Options{Destination: d, MaxShrink: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					set := putShards(t, tx, l, fmt.Sprintf("night %d set %d", night, i))
+					if night == 1 {
+						olds = append(olds, set.Shards[0].Name)
+					}
+					set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+					if _, err := tx.Prepare(ctx, set); err != nil {
+						t.Fatal(err)
+					}
+					txs = append(txs, tx)
+				}
+				if err := d.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				before := store.looks.Load()
+				if err := d.PutManifests(ctx, txs); err != nil {
+					t.Fatal(err)
+				}
+				if night == 2 && lose == "roots" {
+					store.lost.Store(true)
+				}
+				err = d.PutRoots(ctx, txs)
+				if night == 2 && lose == "roots" {
+					if err == nil || !strings.Contains(err.Error(), "was lost") {
+						t.Fatalf("PutRoots with the lock lost: %v", err)
+					}
+					for _, tx := range txs {
+						tx.Abort(ctx)
+					}
+					d.Close(ctx)
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if night == 2 && lose == "prunes" {
+					store.lost.Store(true)
+				}
+				if err := d.Finish(ctx, txs); err != nil {
+					t.Fatal(err)
+				}
+				if n := store.looks.Load() - before; n > 3 {
+					t.Errorf("night %d: %d looks at the lock for the batch steps of %d sets; want at most 3", night, n, len(txs))
+				}
+				d.Close(ctx)
+			}
+			for _, old := range olds {
+				_, err := os.Stat(filepath.Join(dir, old))
+				if kept := err == nil; kept != (lose != "") {
+					t.Errorf("%s kept %v after night 2 (lock lost before %q)", old, kept, lose)
+				}
+			}
+			if lose == "roots" {
+				for i := range 30 {
+					root, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("sm-g%d.xml", i)))
+					if err != nil || !strings.Contains(string(root), olds[i]) {
+						t.Fatalf("set %d: the root no longer lists night 1's shard after a switch refused: %v", i, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -874,12 +874,21 @@ func (t *Tx) PutManifest(ctx context.Context) error {
 
 // manifestFile returns the prepared manifest, once the lock is confirmed.
 func (t *Tx) manifestFile(ctx context.Context) (sink.File, error) {
-	p := t.ready
-	if p == nil || p.raw == nil {
-		return sink.File{}, errors.New("publish: Switch before a successful Prepare")
+	f, err := t.preparedManifest()
+	if err != nil {
+		return sink.File{}, err
 	}
 	if err := t.confirm(ctx); err != nil {
 		return sink.File{}, err
+	}
+	return f, nil
+}
+
+// preparedManifest returns the prepared manifest.
+func (t *Tx) preparedManifest() (sink.File, error) {
+	p := t.ready
+	if p == nil || p.raw == nil {
+		return sink.File{}, errors.New("publish: Switch before a successful Prepare")
 	}
 	return sink.File{Name: t.layout.Manifest(), Data: p.raw}, nil
 }
@@ -946,7 +955,8 @@ func (t *Tx) Finish(ctx context.Context) error {
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	return t.finish(ctx, t.putFixed(ctx, t.ready.robotsName, t.ready.robots))
+	err := t.putFixed(ctx, t.ready.robotsName, t.ready.robots)
+	return t.finish(ctx, err, t.holding())
 }
 
 // robotsFile returns the prepared robots lines.
@@ -955,8 +965,8 @@ func (t *Tx) robotsFile() sink.File {
 }
 
 // finish is Finish once the robots lines are written, or failed to be
-// with err.
-func (t *Tx) finish(ctx context.Context, err error) error {
+// with err; lost is what holding answered after that.
+func (t *Tx) finish(ctx context.Context, err, lost error) error {
 	p := t.ready
 	res := p.res
 	if err != nil {
@@ -981,8 +991,8 @@ func (t *Tx) finish(ctx context.Context, err error) error {
 	}
 	// A run that lost the lock does not prune: files the other run's set
 	// lists could go.
-	if err := t.holding(); err != nil {
-		t.log.Warn("prune skipped", "err", err)
+	if lost != nil {
+		t.log.Warn("prune skipped", "err", lost)
 		t.release()
 		return nil
 	}
