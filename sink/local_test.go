@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -201,5 +203,38 @@ func TestLocalLockTempPruned(t *testing.T) {
 	lk.Release(context.Background())
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left %v", ents)
+	}
+}
+
+// TestLocalModeUnderUmask: the files are readable by all (0644) whatever
+// the umask: created so under a umask that keeps 0644, set after under
+// one that would hide them (077).
+func TestLocalModeUnderUmask(t *testing.T) {
+	for _, mask := range []int{0o022, 0o077, 0o027, 0} {
+		old := syscall.Umask(mask)
+		saved := umaskKeeps644
+		umaskKeeps644 = sync.OnceValue(readUmaskKeeps644)
+		if got, want := umaskKeeps644(), mask&0o644 == 0; got != want {
+			t.Errorf("umask %03o: umaskKeeps644 = %v, want %v", mask, got, want)
+		}
+		dir := t.TempDir()
+		l, err := NewLocal(dir)
+		if err == nil {
+			err = l.Put(context.Background(), "a.xml", []byte("x"))
+		}
+		if err == nil {
+			_, err = l.PutAll(context.Background(), []File{{Name: "b.xml", Data: []byte("y")}})
+		}
+		syscall.Umask(old)
+		umaskKeeps644 = saved
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"a.xml", "b.xml"} {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			if err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("umask %03o: %s: %v, %v; want mode 0644", mask, name, fi.Mode(), err)
+			}
+		}
 	}
 }

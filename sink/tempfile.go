@@ -16,13 +16,13 @@ type tempFile struct {
 
 // createTemp creates a new file in dir named prefix, random decimal digits
 // and suffix, as os.CreateTemp names its files (sink.TempOf reads them
-// back), open for writing.
-func createTemp(dir, prefix, suffix string) (tempFile, error) {
+// back), open for writing, with mode (less the umask).
+func createTemp(dir, prefix, suffix string, mode uint32) (tempFile, error) {
 	for try := 0; ; try++ {
 		path := dir + string(os.PathSeparator) + prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
 		var fd int
 		err := ignoringEINTR(func() (err error) {
-			fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
+			fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, mode)
 			return err
 		})
 		if err == nil {
