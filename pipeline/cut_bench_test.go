@@ -84,7 +84,7 @@ func benchCut(b *testing.B, r *run, batches []*Batch) {
 	if r.groups != nil {
 		c.park = newParking(r.cfg)
 		for _, s := range r.groups.all() {
-			s.cutter, s.pending, s.spills = nil, shard.Entries{}, nil
+			s.cutter, s.pending, s.spills = nil, parked{}, nil
 		}
 	}
 	for len(r.shardRoom) > 0 {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/sitemapgen/sitemapgen/internal/runs"
 	"github.com/sitemapgen/sitemapgen/shard"
@@ -150,21 +149,11 @@ func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
 	if set.cutter != nil {
 		return c.pack(set, ents, k, false)
 	}
-	start := 0
-	if k > 0 {
-		start = int(ents.Ends[k-1])
-	}
-	end := int(ents.Ends[len(ents.Ends)-1])
-	base := len(set.pending.Data) - start
-	was := held(&set.pending)
-	set.pending.Data = append(grow(set.pending.Data, end-start, 4<<10), ents.Data[start:end]...)
-	set.pending.Ends = grow(set.pending.Ends, len(ents.Ends)-k, 256)
-	for _, e := range ents.Ends[k:] {
-		set.pending.Ends = append(set.pending.Ends, uint32(int(e)+base))
-	}
 	p := &c.park
-	p.held += held(&set.pending) - was
-	if len(set.spills) == 0 && len(set.pending.Data) >= p.promoteBytes && p.live < p.maxLive {
+	was := set.pending.held
+	set.pending.add(ents, k)
+	p.held += set.pending.held - was
+	if len(set.spills) == 0 && set.pending.bytes >= p.promoteBytes && p.live < p.maxLive {
 		p.live++
 		return c.cutParked(set, true)
 	}
@@ -192,36 +181,77 @@ func (c *cutStage) cutParked(set *set, live bool) error {
 	}
 	set.spills = nil
 	pend := set.pending
-	set.pending = shard.Entries{} // let go: the memory of a long tail
-	p.held -= held(&pend)
-	return c.pack(set, &pend, 0, false)
-}
-
-// grow returns s with room for n more elements: at least least, and at
-// least twice its capacity when it must move. A parked group grows by a
-// few entries a batch, and append's growth past 256 bytes (a quarter at a
-// time) would copy a small group's entries a dozen times.
-func grow[E any](s []E, n, least int) []E {
-	if len(s)+n <= cap(s) {
-		return s
+	set.pending = parked{} // let go: the memory of a long tail
+	p.held -= pend.held
+	for i := range pend.chunks {
+		if err := c.pack(set, &pend.chunks[i], 0, false); err != nil {
+			return err
+		}
 	}
-	return slices.Grow(s, max(len(s)+n, 2*cap(s), least)-len(s))
+	return nil
 }
 
-// held is the memory e holds: its capacity, not its length.
-func held(e *shard.Entries) int64 { return int64(cap(e.Data) + 4*cap(e.Ends)) }
+// parked is a parked set's entries in memory, in chunks that never move:
+// an entry is copied once on its way in. (One slice grown by doubling
+// copied a group's entries again at every step, cleared the new room
+// first, and left the old arrays to the collector.)
+type parked struct {
+	chunks []shard.Entries // each chunk's Ends are offsets in its own Data
+	bytes  int             // the entries' bytes, in all the chunks
+	held   int64           // the memory the chunks hold: their capacity
+}
+
+// Chunk sizes: a chunk is twice the size of the one before, from the
+// first to the largest, or as large as the entries that start it.
+const (
+	firstChunk = 4 << 10
+	maxChunk   = 1 << 20
+)
+
+// add appends the entries of ents from entry k on.
+func (pk *parked) add(ents *shard.Entries, k int) {
+	start := 0
+	if k > 0 {
+		start = int(ents.Ends[k-1])
+	}
+	end := int(ents.Ends[len(ents.Ends)-1])
+	n := end - start
+	var ch *shard.Entries
+	if len(pk.chunks) > 0 {
+		ch = &pk.chunks[len(pk.chunks)-1]
+	}
+	if ch == nil || cap(ch.Data)-len(ch.Data) < n {
+		size := firstChunk
+		if ch != nil {
+			size = min(2*cap(ch.Data), maxChunk)
+		}
+		size = max(size, n)
+		ends := max(size/128, len(ents.Ends)-k) // entries are rarely under 128 bytes
+		pk.chunks = append(pk.chunks, shard.Entries{Data: make([]byte, 0, size), Ends: make([]uint32, 0, ends)})
+		pk.held += int64(size + 4*ends)
+		ch = &pk.chunks[len(pk.chunks)-1]
+	}
+	base := len(ch.Data) - start
+	ch.Data = append(ch.Data, ents.Data[start:end]...)
+	was := cap(ch.Ends)
+	for _, e := range ents.Ends[k:] {
+		ch.Ends = append(ch.Ends, uint32(int(e)+base))
+	}
+	pk.held += 4 * int64(cap(ch.Ends)-was)
+	pk.bytes += n
+}
 
 // spillLargest writes the entries of the parked set holding the most to
 // the temporary file.
 func (c *cutStage) spillLargest() error {
 	var big *set
 	for _, s := range c.sets {
-		if s.cutter == nil && (big == nil || held(&s.pending) > held(&big.pending)) {
+		if s.cutter == nil && (big == nil || s.pending.held > big.pending.held) {
 			big = s
 		}
 	}
 	p := &c.park
-	if big == nil || len(big.pending.Ends) == 0 {
+	if big == nil || big.pending.bytes == 0 {
 		p.held = 0 // nothing parked left to spill: the account is settled
 		return nil
 	}
@@ -232,20 +262,28 @@ func (c *cutStage) spillLargest() error {
 		}
 		p.tmp, p.app = t, runs.NewAppender(t)
 	}
+	// The ends, as offsets in all the chunks' bytes, then those bytes.
 	p.buf = p.buf[:0]
-	for _, e := range big.pending.Ends {
-		p.buf = binary.LittleEndian.AppendUint32(p.buf, e)
+	base, n := uint32(0), 0
+	for _, ch := range big.pending.chunks {
+		for _, e := range ch.Ends {
+			p.buf = binary.LittleEndian.AppendUint32(p.buf, e+base)
+		}
+		base += uint32(len(ch.Data))
+		n += len(ch.Ends)
 	}
 	if _, err := p.app.Write(p.buf); err != nil {
 		return fmt.Errorf("groups: spill: %w", err)
 	}
-	if _, err := p.app.Write(big.pending.Data); err != nil {
-		return fmt.Errorf("groups: spill: %w", err)
+	for _, ch := range big.pending.chunks {
+		if _, err := p.app.Write(ch.Data); err != nil {
+			return fmt.Errorf("groups: spill: %w", err)
+		}
 	}
-	big.spills = append(big.spills, spill{seg: p.app.EndRun(), n: len(big.pending.Ends)})
-	p.held -= held(&big.pending)
-	p.spilled += int64(len(p.buf) + len(big.pending.Data))
-	big.pending = shard.Entries{}
+	big.spills = append(big.spills, spill{seg: p.app.EndRun(), n: n})
+	p.held -= big.pending.held
+	p.spilled += int64(len(p.buf) + big.pending.bytes)
+	big.pending = parked{}
 	return nil
 }
 

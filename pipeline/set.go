@@ -27,7 +27,7 @@ type set struct {
 
 	// A parked set's entries wait here, or in spills on disk, until the
 	// set goes live or the input ends.
-	pending shard.Entries
+	pending parked
 	spills  []spill
 
 	rows, urls int64 // counted by the cut stage
