@@ -37,13 +37,6 @@ type cutStage struct {
 
 	park parking // a grouped run's parked sets
 	sets []*set  // a grouped run's sets by index, as of the batch being taken
-	// The entries of a batch sorted by group (route): the groups in order
-	// of their first entry, and by group index, entry counts and places.
-	order      []int32
-	groupCount []int32
-	groupAt    []int32
-	sortedData []byte
-	sortedEnds []uint32
 }
 
 // cut runs the cut stage: batches in, closed sitemaps out.

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -71,7 +73,15 @@ func encodeBatch(enc *encode.Encoder, b *Batch, maxEntry, maxNews int) {
 // group first (a row without one is rejected), encodes it under its
 // group's scope and records the group of each entry. It fails only on a
 // grouped run's error (ErrTooManyGroups, ErrGroupCollision).
+//
+// A grouped batch's entries come group by group, in the order of each
+// group's first row, and each group's in input order: the rows are encoded
+// in that order, so that the cut stage places a group's share of the batch
+// in one go without moving the entries. Rejects stay in input order.
 func encodeRows(enc *encode.Encoder, g *grouper, b *Batch, maxEntry, maxNews int) error {
+	if g != nil {
+		return encodeGrouped(g, b, maxEntry, maxNews)
+	}
 	refused := b.Rejected // rows the reader rejected itself
 	for i := range b.Len() {
 		if len(refused) > 0 && refused[0].Row == i {
@@ -79,67 +89,125 @@ func encodeRows(enc *encode.Encoder, g *grouper, b *Batch, maxEntry, maxNews int
 			refused = refused[1:]
 			continue
 		}
-		enc := enc
-		if g != nil {
-			b.rowGroup = -1
-			s, genc, reason, err := g.group(b, i)
+		encodeRow(enc, b, i, maxEntry, maxNews, false)
+	}
+	return nil
+}
+
+// encodeGrouped is encodeRows with groups: the rows' groups first, then
+// the rows, group by group.
+func encodeGrouped(g *grouper, b *Batch, maxEntry, maxNews int) error {
+	refused := b.Rejected
+	g.rowGroup, g.order = g.rowGroup[:0], g.order[:0]
+	b.rowGroup = -1 // the group of rejects without one
+	for i := range b.Len() {
+		group := int32(-1)
+		switch {
+		case len(refused) > 0 && refused[0].Row == i:
+			b.reject(i, refused[0].Reason, b.Field(input.Loc, i))
+			refused = refused[1:]
+		default:
+			s, reason, err := g.group(b, i)
 			if err != nil {
 				return err
 			}
 			if reason != encode.OK {
 				b.reject(i, reason, b.Field(input.Loc, i))
-				continue
+				break
 			}
-			enc, b.rowGroup = genc, int32(s.index)
-		}
-		f := encode.Fields{
-			Loc:        b.Field(input.Loc, i),
-			Lastmod:    b.Field(input.Lastmod, i),
-			Changefreq: b.Field(input.Changefreq, i),
-			Priority:   b.Field(input.Priority, i),
-		}
-		if len(b.Ext) > 0 {
-			b.extRow = b.extRow[:0]
-			for j := range b.Ext {
-				b.extRow = append(b.extRow, b.ExtField(j, i))
+			group = int32(s.index)
+			for len(g.count) <= s.index {
+				g.count, g.at = append(g.count, 0), append(g.at, 0)
 			}
-			f.Ext, f.ExtVals = b.Ext, b.extRow
-		}
-		start := len(b.Out)
-		out, res := enc.AppendURL(b.Out, f)
-		newsAt := int32(-1)
-		if res.NewsAt > 0 {
-			// Split the news entry off: the regular entries stay back to back.
-			news := out[res.NewsAt:]
-			out = out[:res.NewsAt]
-			switch {
-			case len(out)-start > maxEntry: // the row is rejected below
-			case len(news) > maxNews:
-				res.Warnings |= encode.NewsInvalid
-			default:
-				b.NewsOut = append(b.NewsOut, news...)
-				b.NewsEnds = append(b.NewsEnds, uint32(len(b.NewsOut)))
-				newsAt = int32(len(b.NewsEnds) - 1)
+			if g.count[group] == 0 {
+				g.order = append(g.order, s)
 			}
+			g.count[group]++
 		}
-		if res.Reason == encode.OK && len(out)-start > maxEntry {
-			res.Reason, out = encode.EntryTooLarge, out[:start]
-		}
-		b.Out = out
-		for w := res.Warnings; w != 0; w &= w - 1 {
-			b.Warnings[bits.TrailingZeros32(uint32(w))]++
-		}
-		if res.Reason != encode.OK {
-			b.reject(i, res.Reason, f.Loc)
-			continue
-		}
-		b.Ends = append(b.Ends, uint32(len(b.Out)))
-		b.EntryLine = append(b.EntryLine, b.Line[i])
-		b.EntryLastmod = append(b.EntryLastmod, res.LastmodKey)
-		b.EntryNews = append(b.EntryNews, newsAt)
-		if g != nil {
-			b.EntryGroup = append(b.EntryGroup, b.rowGroup)
+		g.rowGroup = append(g.rowGroup, group)
+	}
+	// The row numbers by group: a counting sort.
+	n := int32(0)
+	for _, s := range g.order {
+		g.at[s.index] = n
+		n += g.count[s.index]
+	}
+	g.rows = slices.Grow(g.rows[:0], int(n))[:n]
+	for i, group := range g.rowGroup {
+		if group >= 0 {
+			g.rows[g.at[group]] = int32(i)
+			g.at[group]++
 		}
 	}
+	before := len(b.Rejects)
+	rows := g.rows
+	for _, s := range g.order {
+		enc := g.encoder(s)
+		b.rowGroup = int32(s.index)
+		for _, i := range rows[:g.count[s.index]] {
+			encodeRow(enc, b, int(i), maxEntry, maxNews, true)
+		}
+		rows = rows[g.count[s.index]:]
+		g.count[s.index] = 0
+	}
+	b.rowGroup = -1
+	if len(b.Rejects) > before {
+		// Rows rejected as they were encoded, after the others: back
+		// to input order (a row's line is its place in the batch).
+		slices.SortStableFunc(b.Rejects, func(x, y Reject) int { return cmp.Compare(x.Line, y.Line) })
+	}
 	return nil
+}
+
+// encodeRow encodes row i of b, as an entry of group b.rowGroup when
+// grouped, or records its reject.
+func encodeRow(enc *encode.Encoder, b *Batch, i, maxEntry, maxNews int, grouped bool) {
+	f := encode.Fields{
+		Loc:        b.Field(input.Loc, i),
+		Lastmod:    b.Field(input.Lastmod, i),
+		Changefreq: b.Field(input.Changefreq, i),
+		Priority:   b.Field(input.Priority, i),
+	}
+	if len(b.Ext) > 0 {
+		b.extRow = b.extRow[:0]
+		for j := range b.Ext {
+			b.extRow = append(b.extRow, b.ExtField(j, i))
+		}
+		f.Ext, f.ExtVals = b.Ext, b.extRow
+	}
+	start := len(b.Out)
+	out, res := enc.AppendURL(b.Out, f)
+	newsAt := int32(-1)
+	if res.NewsAt > 0 {
+		// Split the news entry off: the regular entries stay back to back.
+		news := out[res.NewsAt:]
+		out = out[:res.NewsAt]
+		switch {
+		case len(out)-start > maxEntry: // the row is rejected below
+		case len(news) > maxNews:
+			res.Warnings |= encode.NewsInvalid
+		default:
+			b.NewsOut = append(b.NewsOut, news...)
+			b.NewsEnds = append(b.NewsEnds, uint32(len(b.NewsOut)))
+			newsAt = int32(len(b.NewsEnds) - 1)
+		}
+	}
+	if res.Reason == encode.OK && len(out)-start > maxEntry {
+		res.Reason, out = encode.EntryTooLarge, out[:start]
+	}
+	b.Out = out
+	for w := res.Warnings; w != 0; w &= w - 1 {
+		b.Warnings[bits.TrailingZeros32(uint32(w))]++
+	}
+	if res.Reason != encode.OK {
+		b.reject(i, res.Reason, f.Loc)
+		return
+	}
+	b.Ends = append(b.Ends, uint32(len(b.Out)))
+	b.EntryLine = append(b.EntryLine, b.Line[i])
+	b.EntryLastmod = append(b.EntryLastmod, res.LastmodKey)
+	b.EntryNews = append(b.EntryNews, newsAt)
+	if grouped {
+		b.EntryGroup = append(b.EntryGroup, b.rowGroup)
+	}
 }

@@ -220,11 +220,19 @@ type grouper struct {
 	def    []byte        // Grouping.Default
 	reason encode.Reason // lookup's answer for a value without a group
 	err    error
+
+	// A batch's rows by group (encodeRows): each row's group (-1: none),
+	// the groups in the order of their first row, their rows' count and
+	// where their rows start in rows, the row numbers sorted by group.
+	rowGroup []int32
+	order    []*set
+	count    []int32 // by group index
+	at       []int32 // by group index
+	rows     []int32
 }
 
-// group returns the set of row i of b and the encoder of its scope, or the
-// reason the row has none.
-func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, error) {
+// group returns the set of row i of b, or the reason the row has none.
+func (g *grouper) group(b *Batch, i int) (*set, encode.Reason, error) {
 	var value []byte
 	if g.byHost {
 		value = g.hostOf(b.Field(input.Loc, i))
@@ -237,10 +245,15 @@ func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, 
 		s = g.lookup(value, slot)
 	}
 	if s == nil {
-		return nil, nil, g.reason, g.err
+		return nil, g.reason, g.err
 	}
+	return s, encode.OK, nil
+}
+
+// encoder returns the encoder of the scope of set s.
+func (g *grouper) encoder(s *set) *encode.Encoder {
 	if g.shared != nil {
-		return s, g.shared, encode.OK, nil
+		return g.shared
 	}
 	for len(g.encs) <= s.index {
 		g.encs = append(g.encs, nil)
@@ -248,7 +261,7 @@ func (g *grouper) group(b *Batch, i int) (*set, *encode.Encoder, encode.Reason, 
 	if g.encs[s.index] == nil {
 		g.encs[s.index] = g.newEnc(s)
 	}
-	return s, g.encs[s.index], encode.OK, nil
+	return g.encs[s.index]
 }
 
 // recentSlots is the size of a worker's cache of recent group values.

@@ -665,7 +665,9 @@ func TestGroupsOneLock(t *testing.T) {
 // TestGrouperRecent: the workers' cache of recent values (grouper.recent)
 // gives every row the group its value names, whatever values share a
 // slot: hundreds of values, short and long (past the slot's 31 bytes),
-// empty and unnameable ones among them, met in any order and again.
+// empty and unnameable ones among them, met in any order and again. The
+// entries come group by group, each group's in input order, and the
+// rejects (of the group or of the loc) in input order.
 func TestGrouperRecent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var values []string
@@ -681,7 +683,11 @@ func TestGrouperRecent(t *testing.T) {
 		if i%3 == 0 {
 			v = values[len(values)-1-i%7] // the special ones, often
 		}
-		fmt.Fprintf(&csv, "%s/p%d,%q\n", testBase, i, v)
+		base := testBase
+		if i%11 == 0 {
+			base = "https://elsewhere.example/" // out of scope: rejected as encoded
+		}
+		fmt.Fprintf(&csv, "%sp%d,%q\n", base, i, v)
 		rowValue = append(rowValue, v)
 	}
 	cols := [input.NumColumns]string{input.Group: "section"}
@@ -716,7 +722,24 @@ func TestGrouperRecent(t *testing.T) {
 		for _, s := range sets {
 			byIndex[int32(s.index)] = s.group
 		}
-		k, rej := 0, 0
+		// Entries come group by group (each group's in input order):
+		// find each row's by its line.
+		entryGroup := map[int64]int32{}
+		lastLine := map[int32]int64{}
+		for k, line := range b.EntryLine {
+			group := b.EntryGroup[k]
+			if k > 0 && group != b.EntryGroup[k-1] {
+				if _, seen := lastLine[group]; seen {
+					t.Fatalf("pass %d: group %d's entries are not one run", pass, group)
+				}
+			}
+			if last, seen := lastLine[group]; seen && line <= last {
+				t.Fatalf("pass %d: group %d's entries are not in input order", pass, group)
+			}
+			lastLine[group] = line
+			entryGroup[line] = group
+		}
+		rej := 0
 		for i, v := range rowValue {
 			want, reason := GroupName(nil, []byte(v))
 			if reason != encode.OK {
@@ -726,16 +749,24 @@ func TestGrouperRecent(t *testing.T) {
 				rej++
 				continue
 			}
-			if k >= len(b.EntryGroup) || b.EntryLine[k] != b.Line[i] {
+			if i%11 == 0 {
+				if rej >= len(b.Rejects) || b.Rejects[rej].Line != b.Line[i] || b.Rejects[rej].Group < 0 ||
+					byIndex[b.Rejects[rej].Group] != string(want) {
+					t.Fatalf("pass %d: row %d (%q), out of scope: want its reject, in group %q, in input order", pass, i, v, want)
+				}
+				rej++
+				continue
+			}
+			group, ok := entryGroup[b.Line[i]]
+			if !ok {
 				t.Fatalf("pass %d: row %d (%q): no entry", pass, i, v)
 			}
-			if got := byIndex[b.EntryGroup[k]]; got != string(want) {
+			if got := byIndex[group]; got != string(want) {
 				t.Fatalf("pass %d: row %d (%q): group %q, want %q", pass, i, v, got, want)
 			}
-			k++
 		}
-		if k != len(b.Ends) || rej != len(b.Rejects) {
-			t.Fatalf("pass %d: %d entries and %d rejects checked, of %d and %d", pass, k, rej, len(b.Ends), len(b.Rejects))
+		if len(entryGroup) != len(b.Ends) || rej != len(b.Rejects) {
+			t.Fatalf("pass %d: %d entries and %d rejects checked, of %d and %d", pass, len(entryGroup), rej, len(b.Ends), len(b.Rejects))
 		}
 	}
 }

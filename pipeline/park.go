@@ -49,20 +49,18 @@ func (p *parking) close() {
 }
 
 // route places the entries of b in the sets of their groups, each set's
-// in input order: b's entries are first sorted by group (a stable counting
-// sort into one buffer), so that a group's share of the batch is placed in
-// one go however its rows interleave with the others'.
+// in input order. The workers encode a batch's rows group by group
+// (encodeRows), so each group's share of the batch is one run of entries,
+// placed in one go.
 func (c *cutStage) route(b *Batch) error {
-	sorted, err := c.byGroup(b)
-	if err != nil {
-		return err
-	}
-	ents := shard.Entries{Data: sorted.Data}
-	from := 0
-	for _, g := range c.order {
-		to := from + int(c.groupCount[g])
-		c.groupCount[g] = 0
-		ents.Ends = sorted.Ends[:to]
+	ents := shard.Entries{Data: b.Out}
+	for from := 0; from < len(b.EntryGroup); {
+		g := b.EntryGroup[from]
+		to := from + 1
+		for to < len(b.EntryGroup) && b.EntryGroup[to] == g {
+			to++
+		}
+		ents.Ends = b.Ends[:to]
 		if err := c.placeIn(c.sets[g], &ents, from); err != nil {
 			return err
 		}
@@ -81,66 +79,6 @@ func (c *cutStage) route(b *Batch) error {
 		}
 	}
 	return nil
-}
-
-// byGroup returns the entries of b sorted by group, stably, and leaves in
-// c.order the groups in the order of their first entry and in c.groupCount
-// their entries.
-func (c *cutStage) byGroup(b *Batch) (shard.Entries, error) {
-	for len(c.groupCount) < len(c.sets) {
-		c.groupCount = append(c.groupCount, 0)
-		c.groupAt = append(c.groupAt, 0)
-	}
-	c.order = c.order[:0]
-	for _, g := range b.EntryGroup {
-		if c.groupCount[g] == 0 {
-			c.order = append(c.order, g)
-		}
-		c.groupCount[g]++
-	}
-	if len(c.order) == 1 {
-		return shard.Entries{Data: b.Out, Ends: b.Ends}, nil
-	}
-	// Where each group's entries and bytes start.
-	start := 0
-	for _, g := range c.order {
-		c.groupAt[g] = int32(start)
-		start += int(c.groupCount[g])
-	}
-	c.sortedEnds = append(c.sortedEnds[:0], make([]uint32, len(b.Ends))...)
-	lens := c.sortedEnds // first each slot's entry length, by sorted position
-	prev := uint32(0)
-	for k, end := range b.Ends {
-		g := b.EntryGroup[k]
-		lens[c.groupAt[g]] = end - prev
-		c.groupAt[g]++
-		prev = end
-	}
-	sum := uint32(0)
-	for i, n := range lens {
-		sum += n
-		lens[i] = sum // now the sorted ends
-	}
-	// Copy each entry to its place.
-	start = 0
-	for _, g := range c.order {
-		c.groupAt[g] = int32(start)
-		start += int(c.groupCount[g])
-	}
-	c.sortedData = append(c.sortedData[:0], b.Out...) // the size; overwritten below
-	prev = 0
-	for k, end := range b.Ends {
-		g := b.EntryGroup[k]
-		i := c.groupAt[g]
-		c.groupAt[g]++
-		from := uint32(0)
-		if i > 0 {
-			from = lens[i-1]
-		}
-		copy(c.sortedData[from:lens[i]], b.Out[prev:end])
-		prev = end
-	}
-	return shard.Entries{Data: c.sortedData, Ends: lens}, nil
 }
 
 // placeIn places the entries of ents from entry k on in set: cut if it is
