@@ -9,8 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/sync/errgroup"
+	"sync/atomic"
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -136,22 +135,27 @@ func (r *run) eachStep(ctx context.Context, sets []*set, batch func(*publish.Des
 // eachSet calls do for every set, as many at once as the run uploads,
 // and returns the errors, each naming its group. All are called: a step
 // that failed for one set is not left half done for the others.
+//
+// A few goroutines take the sets in turn (a goroutine a set would grow a
+// fresh stack for each of a thousand groups' steps).
 func (r *run) eachSet(ctx context.Context, sets []*set, do func(*set) error) error {
 	var mu sync.Mutex
 	var errs []error
-	var g errgroup.Group
-	g.SetLimit(max(r.cfg.Uploads, 4))
-	for _, s := range sets {
-		g.Go(func() error {
-			if err := do(s); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("group %q: %w", s.group, err))
-				mu.Unlock()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(r.cfg.Uploads, 4), len(sets)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(sets)); i = next.Add(1) - 1 {
+				s := sets[i]
+				if err := do(s); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("group %q: %w", s.group, err))
+					mu.Unlock()
+				}
 			}
-			return nil
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

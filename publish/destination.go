@@ -8,9 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -276,22 +275,25 @@ func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 		errs[len(txs)] = err // else told for each set below
 	}
 	lost := d.holding() // for every set's prune
-	// The prunes of a few sets at once, as Tx.Finish's would be.
-	var g errgroup.Group
-	g.SetLimit(finishesAtOnce)
 	for i, t := range txs {
-		var terr error
 		if i < len(placed) {
 			t.counted(files[i])
 		} else {
-			terr = fmt.Errorf("write %s: %w", files[i].Name, err)
+			errs[i] = fmt.Errorf("write %s: %w", files[i].Name, err)
 		}
-		g.Go(func() error {
-			errs[i] = t.finish(ctx, terr, lost)
-			return nil
+	}
+	// The prunes of a few sets at once, as Tx.Finish's would be: a few
+	// goroutines take the sets in turn.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(finishesAtOnce, len(txs)) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(txs)); i = next.Add(1) - 1 {
+				errs[i] = txs[i].finish(ctx, errs[i], lost)
+			}
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
