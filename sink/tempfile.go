@@ -4,29 +4,34 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 )
 
-// tempFile is a file create wrote and holds open: its descriptor and path.
+// tempFile is a file create wrote and holds open: its descriptor, its
+// name in its folder and its path.
 type tempFile struct {
 	fd   int
+	name string
 	path string
 }
 
-// createTemp creates a new file in dir named prefix, random decimal digits
-// and suffix, as os.CreateTemp names its files (sink.TempOf reads them
-// back), open for writing, with mode (less the umask).
-func createTemp(dir, prefix, suffix string, mode uint32) (tempFile, error) {
+// createTemp creates a new file in dir (open as at) named prefix, random
+// decimal digits and suffix, as os.CreateTemp names its files (sink.TempOf
+// reads them back), open for writing, with mode (less the umask).
+func createTemp(at int, dir, prefix, suffix string, mode uint32) (tempFile, error) {
 	for try := 0; ; try++ {
-		path := dir + string(os.PathSeparator) + prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
+		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
+		path := dir + string(os.PathSeparator) + name
 		var fd int
 		err := ignoringEINTR(func() (err error) {
-			fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, mode)
+			fd, err = syscall.Openat(at, name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, mode)
 			return err
 		})
 		if err == nil {
-			return tempFile{fd: fd, path: path}, nil
+			return tempFile{fd: fd, name: name, path: path}, nil
 		}
 		if !errors.Is(err, syscall.EEXIST) || try == 10000 {
 			return tempFile{}, &os.PathError{Op: "createtemp", Path: path, Err: err}
@@ -66,11 +71,14 @@ func (f tempFile) close() error {
 	return nil
 }
 
-// rename is os.Rename without its Lstat of newpath (which refuses to
-// replace a folder; rename(2) refuses that itself): one call a file.
-func rename(oldpath, newpath string) error {
-	if err := ignoringEINTR(func() error { return syscall.Rename(oldpath, newpath) }); err != nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+// rename renames the temporary file f to name in l's folder: os.Rename
+// without its Lstat of the new path (which refuses to replace a folder;
+// rename(2) refuses that itself), and relative to the open folder.
+func (l *Local) rename(f tempFile, name string) error {
+	err := ignoringEINTR(func() error { return syscall.Renameat(l.atFD(), f.name, l.atFD(), name) })
+	runtime.KeepAlive(l)
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: f.path, New: filepath.Join(l.dir, name), Err: err}
 	}
 	return nil
 }
