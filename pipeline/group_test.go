@@ -770,3 +770,28 @@ func TestGrouperRecent(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsRecordTooLong: a record the reader refuses (longer than
+// csvscan.MaxRecordBytes, its group column never read) is a reject of no
+// group, whatever group the row before it had; the groups count only
+// their own rows.
+func TestGroupsRecordTooLong(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("loc,section\n")
+	fmt.Fprintf(&csv, "%sa,products\n", testBase)
+	fmt.Fprintf(&csv, "%s%s,products\n", testBase, strings.Repeat("x", csvscan.MaxRecordBytes))
+	fmt.Fprintf(&csv, "%sb,help\n", testBase)
+	rep, rejects, err := groupRun(t, writeText(t, "in.csv", csv.String()), t.TempDir(), 10485760, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(rejects), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[1], ",") || !strings.Contains(lines[1], ",3,") {
+		t.Fatalf("rejects:\n%.300s\nwant the header and line 3's, of no group", rejects)
+	}
+	for _, g := range rep.Groups {
+		if g.Rows != 1 || g.URLs != 1 {
+			t.Errorf("group %s: %d rows, %d URLs; want 1 and 1", g.Group, g.Rows, g.URLs)
+		}
+	}
+}
