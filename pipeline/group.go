@@ -215,11 +215,9 @@ type grouper struct {
 	any    *encode.Encoder // no scope: finds the host of a loc (ByHost)
 	cache  map[string]*set // value (as read, or a host) -> its set
 	recent [recentSlots]recentGroup
-	name   []byte        // scratch
-	host   []byte        // scratch
-	def    []byte        // Grouping.Default
-	reason encode.Reason // lookup's answer for a value without a group
-	err    error
+	name   []byte // scratch
+	host   []byte // scratch
+	def    []byte // Grouping.Default
 
 	// A batch's rows by group (encodeRows): each row's group (-1: none),
 	// the groups in the order of their first row, their rows' count and
@@ -240,14 +238,10 @@ func (g *grouper) group(b *Batch, i int) (*set, encode.Reason, error) {
 		value = b.Field(input.Group, i)
 	}
 	slot := &g.recent[recentSlot(value)]
-	s := slot.set
-	if s == nil || int(slot.n) != len(value) || string(slot.key[:slot.n]) != string(value) {
-		s = g.lookup(value, slot)
+	if s := slot.set; s != nil && int(slot.n) == len(value) && string(slot.key[:slot.n]) == string(value) {
+		return s, encode.OK, nil
 	}
-	if s == nil {
-		return nil, g.reason, g.err
-	}
-	return s, encode.OK, nil
+	return g.lookup(value, slot)
 }
 
 // encoder returns the encoder of the scope of set s.
@@ -264,8 +258,12 @@ func (g *grouper) encoder(s *set) *encode.Encoder {
 	return g.encs[s.index]
 }
 
-// recentSlots is the size of a worker's cache of recent group values.
-const recentSlots = 64
+// recentSlots is the size of a worker's cache of recent group values, a
+// power of two (recentBits its logarithm).
+const (
+	recentBits  = 6
+	recentSlots = 1 << recentBits
+)
 
 // recentGroup is a slot of grouper.recent: a group value of up to 31
 // bytes, kept inline, and its set.
@@ -289,14 +287,13 @@ func recentSlot(value []byte) int {
 		h = uint64(value[0]) | uint64(value[n/2])<<8 | uint64(value[n-1])<<16
 	}
 	h = (h ^ uint64(n)) * 0x9e3779b97f4a7c15
-	return int(h >> (64 - 6))
+	return int(h >> (64 - recentBits))
 }
 
 // lookup returns the set of value from the worker's map, or from the
-// groups (adding it), and keeps it in slot. A value without a group
-// leaves its reason (or the run's error) in g.reason and g.err and
-// returns nil.
-func (g *grouper) lookup(value []byte, slot *recentGroup) *set {
+// groups (adding it), and keeps it in slot; or the reason value names no
+// group, or the run's error.
+func (g *grouper) lookup(value []byte, slot *recentGroup) (*set, encode.Reason, error) {
 	s, ok := g.cache[string(value)] // no allocation: the compiler reads the map with the bytes
 	if !ok {
 		var r encode.Reason
@@ -305,13 +302,11 @@ func (g *grouper) lookup(value []byte, slot *recentGroup) *set {
 			g.name, r = append(g.name[:0], g.def...), encode.OK
 		}
 		if r != encode.OK {
-			g.reason, g.err = r, nil
-			return nil
+			return nil, r, nil
 		}
 		var err error
 		if s, err = g.gs.lookup(g.name, bytes.TrimSpace(value)); err != nil {
-			g.reason, g.err = 0, err
-			return nil
+			return nil, 0, err
 		}
 		g.cache[string(value)] = s
 	}
@@ -319,7 +314,7 @@ func (g *grouper) lookup(value []byte, slot *recentGroup) *set {
 		slot.n, slot.set = uint8(len(value)), s
 		copy(slot.key[:], value)
 	}
-	return s
+	return s, encode.OK, nil
 }
 
 // hostOf returns the host of loc as the encoder writes it (lower case,
