@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -794,4 +795,86 @@ func TestGroupsRecordTooLong(t *testing.T) {
 			t.Errorf("group %s: %d rows, %d URLs; want 1 and 1", g.Group, g.Rows, g.URLs)
 		}
 	}
+}
+
+// FuzzEncodeGrouped: whatever the rows and their group values, a grouped
+// batch holds, for every row with a group, the very entry an ungrouped
+// encoding gives it, the entries come group by group and each group's in
+// input order, and the rejects (of the group or of the row) come in input
+// order, each row an entry or a reject.
+func FuzzEncodeGrouped(f *testing.F) {
+	f.Add([]byte("a/1,products\nb,help\n,\nhttps://x.example/,products\nc,a/b\nd, Help \n"), uint8(3))
+	f.Add([]byte("p\x00,products\nq,\"x,y\"\nr,products\n"), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, seed uint8) {
+		var csv strings.Builder
+		csv.WriteString("loc,section\n")
+		for i, line := range strings.Split(string(data), "\n") {
+			if i >= 500 {
+				break
+			}
+			loc, section, _ := strings.Cut(line, ",")
+			if i%(int(seed%5)+2) == 0 {
+				loc = testBase + loc // in scope, mostly
+			}
+			q := func(v string) string { return `"` + strings.ReplaceAll(v, `"`, `""`) + `"` }
+			csv.WriteString(q(loc) + "," + q(section) + "\n")
+		}
+		cols := [input.NumColumns]string{input.Group: "section"}
+		read := func() *Batch {
+			sc := csvscan.NewScanner(strings.NewReader(csv.String()), "t.csv", input.Options{Columns: cols})
+			b := newBatch(1 << 20)
+			if err := sc.Fill(&b.Batch, 1<<20); err != nil && err != io.EOF {
+				t.Skip(err) // not CSV the scanner takes: the grouping is not what is tested
+			}
+			return b
+		}
+		plain, grouped := read(), read()
+		snk, _ := sink.NewLocal(t.TempDir())
+		cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
+			MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{}}
+		r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
+		if err := r.begin(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer r.closeDestinations(context.Background())
+		defer r.begins.Wait()
+		enc := r.newEncoder(cfg.PublicURL)
+		encodeBatch(enc, plain, 1<<20, 0)
+		if err := encodeRows(enc, r.newGrouper(enc), grouped, 1<<20, 0); err != nil {
+			if errors.Is(err, ErrGroupCollision) {
+				return // two values of one name: the run stops, nothing to compare
+			}
+			t.Fatal(err)
+		}
+		entryOf := func(b *Batch, k int) string {
+			from := uint32(0)
+			if k > 0 {
+				from = b.Ends[k-1]
+			}
+			return string(b.Out[from:b.Ends[k]])
+		}
+		plainEntry := map[int64]string{}
+		for k, line := range plain.EntryLine {
+			plainEntry[line] = entryOf(plain, k)
+		}
+		seen := map[int32]int64{} // group -> line of its last entry
+		for k, line := range grouped.EntryLine {
+			g := grouped.EntryGroup[k]
+			if last, ok := seen[g]; ok && (line <= last || grouped.EntryGroup[k-1] != g) {
+				t.Fatalf("entry %d (line %d, group %d): the group's entries are not one run in input order", k, line, g)
+			}
+			seen[g] = line
+			if want, ok := plainEntry[line]; !ok || want != entryOf(grouped, k) {
+				t.Fatalf("line %d: grouped entry %q, ungrouped %q", line, entryOf(grouped, k), want)
+			}
+		}
+		for i := 1; i < len(grouped.Rejects); i++ {
+			if grouped.Rejects[i].Line <= grouped.Rejects[i-1].Line {
+				t.Fatalf("rejects out of input order: line %d after %d", grouped.Rejects[i].Line, grouped.Rejects[i-1].Line)
+			}
+		}
+		if n := len(grouped.Ends) + len(grouped.Rejects); n != grouped.Len() {
+			t.Fatalf("%d entries and %d rejects for %d rows", len(grouped.Ends), len(grouped.Rejects), grouped.Len())
+		}
+	})
 }
