@@ -331,14 +331,14 @@ func (c *cutStage) finish() error {
 	return nil
 }
 
-// flush closes the open shard and news sitemap of set, and reports
-// whether it sent either on.
-func (c *cutStage) flush(set *set) (sent bool, err error) {
+// flush closes the open shard and news sitemap of set, and reports how
+// many of the two it sent on.
+func (c *cutStage) flush(set *set) (sent int, err error) {
 	if s := set.cutter.Flush(); s != nil {
 		if err := c.send(set, s, false); err != nil {
-			return false, err
+			return 0, err
 		}
-		sent = true
+		sent++
 	}
 	if set.news == nil {
 		return sent, nil
@@ -352,5 +352,8 @@ func (c *cutStage) flush(set *set) (sent bool, err error) {
 	if s == nil {
 		return sent, nil
 	}
-	return true, c.send(set, s, true)
+	if err := c.send(set, s, true); err != nil {
+		return sent, err
+	}
+	return sent + 1, nil
 }

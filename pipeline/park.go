@@ -268,17 +268,22 @@ func (c *cutStage) finishGroups() error {
 	return nil
 }
 
-// flushGroup flushes set and, if that sent a sitemap on, takes room for
-// the next set's shard. A set that sent nothing (no open shard: no URL
+// flushGroup flushes set and takes room for each sitemap that sent on (a
+// shard, a news sitemap, both or neither): one token for each sitemap in
+// flight, as pack takes. A set that sent nothing (no open shard: no URL
 // accepted, or its last entry ended its last shard) used no room: taking
 // some would leave a token no compressed sitemap gives back, and a few
-// such groups would leave the cutter waiting for room forever.
+// such groups would leave the cutter waiting for room forever; one token
+// for two sitemaps would let the sitemaps in flight grow by one a group.
 func (c *cutStage) flushGroup(set *set) error {
 	sent, err := c.flush(set)
-	if err != nil || !sent {
-		return err
+	for range sent {
+		if err != nil {
+			break
+		}
+		err = c.room()
 	}
-	return c.room()
+	return err
 }
 
 // snapshot returns the sets by index into buf, for the cut stage to read
