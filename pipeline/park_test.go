@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
@@ -99,5 +100,49 @@ func TestSpillChunks(t *testing.T) {
 	}
 	if got := flatten(ents); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%d entries read back; want %d, in order", len(got), len(want))
+	}
+}
+
+// TestFlushGroupRoom: a group's flush takes one token of room for each
+// sitemap it sends on: two for a shard and a news sitemap, none for
+// nothing. (One for two let the sitemaps in flight grow by one a group.)
+func TestFlushGroupRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		shard, news  bool
+		sent, tokens int
+	}{
+		{"shard and news", true, true, 2, 1},
+		{"shard", true, false, 1, 2},
+		{"nothing", false, false, 0, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{shardRoom: make(chan struct{}, 3)}
+			for range cap(r.shardRoom) {
+				r.shardRoom <- struct{}{}
+			}
+			out := make(chan cutShard, 4)
+			c := &cutStage{r: r, ctx: context.Background(), out: out}
+			newCutter := func() *shard.Cutter {
+				cu, err := shard.NewCutter(shard.CutterOptions{MaxURLs: 10, MaxBytes: 1 << 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return cu
+			}
+			s := &set{cutter: newCutter(), news: newCutter(), newsSitemaps: 1}
+			if tc.shard {
+				s.cutter.Add([]byte("<url><loc>https://example.com/a</loc></url>"))
+			}
+			if tc.news {
+				s.news.Add([]byte("<url><loc>https://example.com/n</loc></url>"))
+			}
+			if err := c.flushGroup(s); err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != tc.sent || len(r.shardRoom) != tc.tokens {
+				t.Errorf("%d sitemaps sent, %d tokens of room left; want %d and %d", len(out), len(r.shardRoom), tc.sent, tc.tokens)
+			}
+		})
 	}
 }
