@@ -447,13 +447,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 			// write: it holds them (the pipeline uses this decorator, and
 			// hands it to Switched as the set's store).
 			d := sink.NewDryRun(cfg.Sink)
-			keep := publish.NewLayout(cfg.Name).IsShard
-			if f.groupBy != "" { // every group's sitemaps: NAME-GROUP-…
-				keep = func(name string) bool {
-					return strings.HasPrefix(name, cfg.Name+"-") && strings.HasSuffix(name, ".xml.gz")
-				}
-			}
-			d.Keep(keep, dryRunKeep)
+			d.Keep(dryRunKept(cfg.Name, f.groupBy != ""), dryRunKeep)
 			cfg.Sink = d
 		}
 		cfg.Switched = f.notify.switched
@@ -660,4 +654,27 @@ var configFlags = map[string]string{
 	"MaxURLs": "max-urls", "MaxBytes": "max-bytes", "Fanout": "index-fanout", "MaxNewsURLs": "max-news-urls",
 	"NewsWindow": "news-window", "GzipLevel": "gzip-level", "KeepGenerations": "keep-generations",
 	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl",
+}
+
+// dryRunKept returns which files a dry run holds for IndexNow to read the
+// changed URLs back: the shards of set name, or with groups those of every
+// group's set (NAME-GROUP). News sitemaps are not held: their URLs are in
+// the shards too.
+func dryRunKept(name string, grouped bool) func(string) bool {
+	if !grouped {
+		return publish.NewLayout(name).IsShard
+	}
+	return func(file string) bool {
+		if !strings.HasPrefix(file, name+"-") {
+			return false
+		}
+		// A shard is STEM-NUMBER-SUM.xml.gz: its stem is what comes before
+		// the last two dashes (a group's name may hold dashes).
+		i := strings.LastIndexByte(file, '-')
+		if i < 0 {
+			return false
+		}
+		j := strings.LastIndexByte(file[:i], '-')
+		return j >= 0 && publish.NewLayout(file[:j]).IsShard(file)
+	}
 }

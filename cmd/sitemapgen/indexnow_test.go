@@ -13,6 +13,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/indexnow"
 	"github.com/sitemapgen/sitemapgen/indexnow/indexnowtest"
 	"github.com/sitemapgen/sitemapgen/internal/metrics/metricstest"
+	"github.com/sitemapgen/sitemapgen/publish"
 )
 
 const inKey = "a1b2c3d4-e5f6"
@@ -491,5 +492,38 @@ func TestIndexNowMerged(t *testing.T) {
 	n.sets["/out/e/sitemap"] = setChange{err: errors.New("e: unreadable")}
 	if _, _, _, _, err := n.merged(); err == nil || !strings.Contains(err.Error(), "unreadable") {
 		t.Fatalf("a set's failure: %v", err)
+	}
+}
+
+// TestDryRunKept: a dry run holds the shards IndexNow reads back, of the
+// set or of every group's set (group names with dashes, a group named
+// news), and neither their news sitemaps nor any other file.
+func TestDryRunKept(t *testing.T) {
+	sum := [32]byte{1, 2, 3}
+	shard := func(stem string) string { return publish.NewLayout(stem).Shard(7, sum) }
+	news := func(stem string) string { return publish.NewLayout(stem).News(1) }
+	for _, tc := range []struct {
+		grouped bool
+		file    string
+		want    bool
+	}{
+		{false, shard("sitemap"), true},
+		{false, news("sitemap"), false},
+		{false, shard("sitemap-products"), false},
+		{false, "sitemap.xml", false},
+		{true, shard("sitemap-products"), true},
+		{true, shard("sitemap-a-b-c"), true},
+		{true, shard("sitemap-news"), true},
+		{true, news("sitemap-news"), false},
+		{true, news("sitemap-products"), false},
+		{true, "sitemap-products.xml", false},
+		{true, publish.NewLayout("sitemap-products").Index(1), false},
+		{true, "sitemap-products-robots.txt", false},
+		{true, shard("other-products"), false},
+		{true, shard("sitemap"), true}, // a group in a folder of its own keeps the plain name
+	} {
+		if got := dryRunKept("sitemap", tc.grouped)(tc.file); got != tc.want {
+			t.Errorf("grouped %v, %s: kept %v, want %v", tc.grouped, tc.file, got, tc.want)
+		}
 	}
 }
