@@ -582,14 +582,7 @@ func TestEncodeGroupedAllocs(t *testing.T) {
 		if err := sc.Fill(&b.Batch, 1<<20); err != nil {
 			t.Fatal(err)
 		}
-		snk, _ := sink.NewLocal(t.TempDir())
-		cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
-			MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{ByHost: byHost}}
-		r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
-		if err := r.begin(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		enc := r.newEncoder(cfg.PublicURL)
+		r, enc := encodingRun(t, cols, &Grouping{ByHost: byHost})
 		g := r.newGrouper(enc)
 		encode := func() {
 			b.Out, b.Ends, b.EntryGroup = b.Out[:0], b.Ends[:0], b.EntryGroup[:0]
@@ -607,8 +600,29 @@ func TestEncodeGroupedAllocs(t *testing.T) {
 		if allocs := testing.AllocsPerRun(20, encode); allocs != 0 {
 			t.Errorf("by host %v: %v allocations per batch of %d rows, want 0", byHost, allocs, b.Len())
 		}
-		r.closeDestinations(context.Background())
 	}
+}
+
+// encodingRun returns a run begun for a test of the encoding of grouped
+// rows (columns cols, grouping gr) under testBase, and its encoder; the
+// test's cleanup ends it.
+func encodingRun(t testing.TB, cols [input.NumColumns]string, gr *Grouping) (*run, *encode.Encoder) {
+	t.Helper()
+	snk, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
+		MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: gr}
+	r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
+	if err := r.begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.begins.Wait()
+		r.closeDestinations(context.Background())
+	})
+	return r, r.newEncoder(cfg.PublicURL)
 }
 
 // FuzzGroupName: any value maps to a name that can follow "NAME-" in a
@@ -700,16 +714,7 @@ func TestGrouperRecent(t *testing.T) {
 	if b.Len() != len(rowValue) {
 		t.Fatalf("%d rows read, want %d", b.Len(), len(rowValue))
 	}
-	snk, _ := sink.NewLocal(t.TempDir())
-	cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
-		MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{}}
-	r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
-	if err := r.begin(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer r.closeDestinations(context.Background())
-	defer r.begins.Wait()
-	enc := r.newEncoder(cfg.PublicURL)
+	r, enc := encodingRun(t, cols, &Grouping{})
 	g := r.newGrouper(enc)
 	for pass := range 2 {
 		b.Out, b.Ends, b.EntryGroup = b.Out[:0], b.Ends[:0], b.EntryGroup[:0]
@@ -829,16 +834,7 @@ func FuzzEncodeGrouped(f *testing.F) {
 			return b
 		}
 		plain, grouped := read(), read()
-		snk, _ := sink.NewLocal(t.TempDir())
-		cfg := Config{Inputs: []string{"t.csv"}, PublicURL: mustScope(t, testBase), Sink: snk, Name: "sm", MaxURLs: 50000,
-			MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Columns: cols, Group: &Grouping{}}
-		r := &run{cfg: cfg.withDefaults(testNow), rep: NewReport(1)}
-		if err := r.begin(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		defer r.closeDestinations(context.Background())
-		defer r.begins.Wait()
-		enc := r.newEncoder(cfg.PublicURL)
+		r, enc := encodingRun(t, cols, &Grouping{})
 		encodeBatch(enc, plain, 1<<20, 0)
 		if err := encodeRows(enc, r.newGrouper(enc), grouped, 1<<20, 0); err != nil {
 			if errors.Is(err, ErrGroupCollision) {
