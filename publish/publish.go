@@ -345,6 +345,9 @@ func (t *Tx) release() {
 // holding reports an error once the lock may have been lost: no publish
 // step that another run could see may follow.
 func (t *Tx) holding() error {
+	if t.dest != nil {
+		return t.dest.holding() // the destination's lock, named after it
+	}
 	if t.lock == nil {
 		return nil
 	}
@@ -360,11 +363,11 @@ func (t *Tx) holding() error {
 // lock: it is renewed at most once a second for them all
 // (Destination.confirm).
 func (t *Tx) confirm(ctx context.Context) error {
+	if t.dest != nil {
+		return t.dest.confirmHeld(ctx)
+	}
 	if err := t.holding(); err != nil || t.lock == nil {
 		return err
-	}
-	if t.dest != nil {
-		return t.dest.confirm(ctx)
 	}
 	if err := t.lock.Renew(ctx); err != nil {
 		return fmt.Errorf("the destination's lock %s was lost (%w); nothing published", t.layout.Lock(), err)
