@@ -358,9 +358,12 @@ func nightRows(bySection map[string][]string, section string, edit func([]string
 }
 
 // TestGroupsSecondNight: a night that changes one group's rows uploads only
-// that group's changed sitemaps; the others' are skipped.
+// that group's changed sitemaps; the others' are skipped. Of the unchanged
+// groups' fixed files only the manifests are written: their roots and
+// robots lines are the same files as before.
 func TestGroupsSecondNight(t *testing.T) {
 	dir, bySection := twoNights(t)
+	before := stats(t, dir)
 	rows := nightRows(bySection, "blog", func(r []string) []string {
 		r[10] = strings.Replace(r[10], "2024-06-01", "2024-07-01", 1)
 		return r
@@ -368,6 +371,15 @@ func TestGroupsSecondNight(t *testing.T) {
 	rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	after := stats(t, dir)
+	for _, g := range rep.Groups {
+		l := publish.NewLayout("sm-" + g.Group)
+		for name, same := range map[string]bool{l.Root(): g.Group != "blog", l.Robots(): true, l.Manifest(): false} {
+			if b, a := before[name], after[name]; b == nil || a == nil || os.SameFile(b, a) != same {
+				t.Errorf("%s: the same file as the first night's: %v; want %v", name, !same, same)
+			}
+		}
 	}
 	for _, g := range rep.Groups {
 		changed := g.ShardsNew + g.ShardsRemoved
@@ -378,6 +390,22 @@ func TestGroupsSecondNight(t *testing.T) {
 			t.Errorf("uploaded %d shards; blog has %d new", rep.Uploaded.Shards, g.ShardsNew)
 		}
 	}
+}
+
+// stats returns the files of dir by name.
+func stats(t *testing.T, dir string) map[string]os.FileInfo {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fis := map[string]os.FileInfo{}
+	for _, e := range ents {
+		if fis[e.Name()], err = os.Stat(dir + "/" + e.Name()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fis
 }
 
 // TestGroupVanished: a published group missing from the input is a shrink

@@ -190,7 +190,10 @@ func TestDryRun(t *testing.T) {
 	}
 	xmltest.Unchanged(t, dir, before, "a dry run")
 	p := rep.Plan
-	if p == nil || len(p.Skip) != 9 || len(p.Upload) != 1+3 || len(p.Delete) != 1 || !slices.Contains(p.Upload, "sitemap.xml") {
+	// One shard changed: it, the manifest and the root are written; the
+	// robots lines, the same, are not.
+	if p == nil || len(p.Skip) != 9+1 || len(p.Upload) != 1+2 || len(p.Delete) != 1 || !slices.Contains(p.Upload, "sitemap.xml") ||
+		!slices.Contains(p.Skip, "sitemap-robots.txt") {
 		t.Fatalf("plan %+v", p)
 	}
 	if rep.Uploaded.Shards != 1 || rep.Skipped.Shards != 9 {

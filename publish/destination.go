@@ -250,36 +250,55 @@ func (d *Destination) PutRoots(ctx context.Context, txs []*Tx) error {
 	if err := d.holding(); err != nil {
 		return err
 	}
-	files := make([]sink.File, len(txs))
-	for i, t := range txs {
-		files[i] = sink.File{Name: t.ready.root, Data: t.ready.rootData}
+	var put []*Tx
+	var files []sink.File
+	for _, t := range txs {
+		if p := t.ready; p.rootSame {
+			t.skipFixed(p.root, p.rootData)
+			t.rootPut()
+		} else {
+			put = append(put, t)
+			files = append(files, sink.File{Name: p.root, Data: p.rootData})
+		}
+	}
+	if len(files) == 0 {
+		return nil
 	}
 	// Not canceled half way, as Tx.putRoot: the switch is one step.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	return d.putAll(ctx, txs, files, (*Tx).rootPut)
+	return d.putAll(ctx, put, files, (*Tx).rootPut)
 }
 
 // Finish is Tx.Finish for every tx, switched, with their robots lines
 // written in one batch.
 func (d *Destination) Finish(ctx context.Context, txs []*Tx) error {
 	ctx = context.WithoutCancel(ctx)
-	files := make([]sink.File, len(txs))
+	var put []int // the txs whose robots lines are written
+	var files []sink.File
 	for i, t := range txs {
-		files[i] = t.robotsFile()
+		if p := t.ready; p.robotsSame {
+			t.skipFixed(p.robotsName, p.robots)
+		} else {
+			put = append(put, i)
+			files = append(files, t.robotsFile())
+		}
 	}
-	b := d.store.(sink.Batcher)
-	placed, err := b.PutAll(ctx, files)
+	var placed []string
+	var err error
+	if len(files) > 0 {
+		placed, err = d.store.(sink.Batcher).PutAll(ctx, files)
+	}
 	errs := make([]error, len(txs)+1)
 	if len(placed) == len(files) {
 		errs[len(txs)] = err // else told for each set below
 	}
 	lost := d.holding() // for every set's prune
-	for i, t := range txs {
-		if i < len(placed) {
-			t.counted(files[i])
+	for k, i := range put {
+		if k < len(placed) {
+			txs[i].counted(files[k])
 		} else {
-			errs[i] = fmt.Errorf("write %s: %w", files[i].Name, err)
+			errs[i] = fmt.Errorf("write %s: %w", files[k].Name, err)
 		}
 	}
 	// The prunes of a few sets at once, as Tx.Finish's would be: a few

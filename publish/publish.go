@@ -736,6 +736,10 @@ type prepared struct {
 	robotsName    string
 	robots        []byte
 	robotsChanged bool
+	// The store already holds these bytes under the root's or the robots
+	// lines' name: they are not written again (a night that changes
+	// nothing in a set rewrites only its manifest).
+	rootSame, robotsSame bool
 }
 
 // Prepare writes the intermediate indexes of set, whose shards PutShard has
@@ -833,14 +837,39 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
-	if t.dest != nil && t.had(root) {
+	if t.had(root) {
 		// Kept so that Unswitch can put it back when another set of the
-		// destination fails to switch.
+		// destination fails to switch, and compared: an unchanged root is
+		// not written again.
 		if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+			if t.dest != nil {
+				return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+			}
+			p.prevRoot = nil // a set on its own only compares: written
 		}
+		p.rootSame = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
 	}
+	p.robotsSame = t.holds(ctx, robotsFile.Name, robots)
 	return res, nil
+}
+
+// holds reports whether the store holds data under name, read back whole
+// (a small fixed-name file: the robots lines). Unknown is false.
+func (t *Tx) holds(ctx context.Context, name string, data []byte) bool {
+	if !t.had(name) {
+		return false
+	}
+	old, err := t.store.Get(ctx, name)
+	return err == nil && bytes.Equal(old, data)
+}
+
+// skipFixed counts a fixed-name file not written: the store holds its
+// bytes.
+func (t *Tx) skipFixed(name string, data []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.skipped.add(int64(len(data)), false)
+	t.skips = append(t.skips, name)
 }
 
 // Switch puts the prepared set in place: the manifest, then the root
@@ -902,7 +931,9 @@ func (t *Tx) PutRoot(ctx context.Context) error {
 	if err := t.holding(); err != nil {
 		return err
 	}
-	if err := t.putRoot(ctx, p.root, p.rootData); err != nil {
+	if p.rootSame {
+		t.skipFixed(p.root, p.rootData)
+	} else if err := t.putRoot(ctx, p.root, p.rootData); err != nil {
 		return err
 	}
 	t.rootPut()
@@ -937,7 +968,9 @@ func (t *Tx) Unswitch(ctx context.Context) error {
 	defer cancel()
 	p := t.ready
 	var err error
-	if p.prevRoot != nil {
+	if p.rootSame {
+		// Not written: the previous root is the live one.
+	} else if p.prevRoot != nil {
 		err = t.store.Put(ctx, p.root, p.prevRoot)
 	} else {
 		err = t.store.Delete(ctx, p.root)
@@ -958,7 +991,12 @@ func (t *Tx) Finish(ctx context.Context) error {
 	// The new set is live: finish even if the run is being cancelled, the
 	// remaining steps take milliseconds.
 	ctx = context.WithoutCancel(ctx)
-	err := t.putFixed(ctx, t.ready.robotsName, t.ready.robots)
+	var err error
+	if p := t.ready; p.robotsSame {
+		t.skipFixed(p.robotsName, p.robots)
+	} else {
+		err = t.putFixed(ctx, p.robotsName, p.robots)
+	}
 	return t.finish(ctx, err, t.holding())
 }
 

@@ -201,3 +201,75 @@ func TestManifestSizeChecked(t *testing.T) {
 		t.Fatalf("Begin with a manifest of %d bytes: %v", MaxManifestSize+1, err)
 	}
 }
+
+// TestUnchangedFixedFilesKept: a publish whose root index and robots lines
+// are the bytes the store holds does not write them again (only the
+// manifest, a new generation); a changed or damaged one is written.
+func TestUnchangedFixedFilesKept(t *testing.T) {
+	dir := t.TempDir()
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLayout("sitemap")
+	stat := func() map[string]os.FileInfo {
+		fis := map[string]os.FileInfo{}
+		for _, n := range []string{l.Root(), l.Robots(), l.Manifest()} {
+			fi, err := os.Stat(filepath.Join(dir, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fis[n] = fi
+		}
+		return fis
+	}
+	publish := func(shards ...string) *Result {
+		t.Helper()
+		res, err := publishSet(t, store, 2, shards...)
+		if err != nil || !res.Published {
+			t.Fatalf("publish: %v", err)
+		}
+		return res
+	}
+	publish("a", "b")
+	root, err := os.ReadFile(filepath.Join(dir, l.Root()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := stat()
+	if res := publish("a", "b"); res.Generation != 2 {
+		t.Fatalf("generation %d; want 2", res.Generation)
+	}
+	after := stat()
+	for n, same := range map[string]bool{l.Root(): true, l.Robots(): true, l.Manifest(): false} {
+		if os.SameFile(before[n], after[n]) != same {
+			t.Errorf("%s: same file %v; want %v", n, !same, same)
+		}
+	}
+
+	// Damaged at the destination: written again, though the manifest
+	// describes the bytes the run would write.
+	for _, n := range []string{l.Root(), l.Robots()} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("damaged"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("a", "b")
+	if got, _ := os.ReadFile(filepath.Join(dir, l.Root())); !bytes.Equal(got, root) {
+		t.Errorf("damaged root not rewritten: %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, l.Robots())); !bytes.HasPrefix(got, []byte("Sitemap: https://ex.com/sitemap.xml")) {
+		t.Errorf("damaged robots lines not rewritten: %q", got)
+	}
+
+	// A changed set: its root is written, its robots lines (the same) not.
+	before = stat()
+	publish("a", "c")
+	after = stat()
+	if os.SameFile(before[l.Root()], after[l.Root()]) {
+		t.Error("a changed root was not written")
+	}
+	if !os.SameFile(before[l.Robots()], after[l.Robots()]) {
+		t.Error("unchanged robots lines were written")
+	}
+}
