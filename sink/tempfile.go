@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // tempFile is a file create wrote and holds open: its descriptor, its
@@ -27,7 +29,7 @@ func createTemp(at int, dir, prefix, suffix string, mode uint32) (tempFile, erro
 		path := dir + string(os.PathSeparator) + name
 		var fd int
 		err := ignoringEINTR(func() (err error) {
-			fd, err = syscall.Openat(at, name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, mode)
+			fd, err = unix.Openat(at, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
 			return err
 		})
 		if err == nil {
@@ -75,7 +77,7 @@ func (f tempFile) close() error {
 // without its Lstat of the new path (which refuses to replace a folder;
 // rename(2) refuses that itself), and relative to the open folder.
 func (l *Local) rename(f tempFile, name string) error {
-	err := ignoringEINTR(func() error { return syscall.Renameat(l.atFD(), f.name, l.atFD(), name) })
+	err := ignoringEINTR(func() error { return unix.Renameat(l.atFD(), f.name, l.atFD(), name) })
 	runtime.KeepAlive(l)
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: f.path, New: filepath.Join(l.dir, name), Err: err}
