@@ -968,11 +968,11 @@ func (t *Tx) Unswitch(ctx context.Context) error {
 	defer cancel()
 	p := t.ready
 	var err error
-	if p.rootSame {
-		// Not written: the previous root is the live one.
-	} else if p.prevRoot != nil {
+	switch {
+	case p.rootSame: // not written: the previous root is the live one
+	case p.prevRoot != nil:
 		err = t.store.Put(ctx, p.root, p.prevRoot)
-	} else {
+	default:
 		err = t.store.Delete(ctx, p.root)
 	}
 	if err != nil {
