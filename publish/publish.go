@@ -10,6 +10,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -838,29 +839,63 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
 	if t.had(root) {
-		// Kept so that Unswitch can put it back when another set of the
-		// destination fails to switch, and compared: an unchanged root is
-		// not written again.
-		if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if t.dest != nil {
-				return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+		// An unchanged root is not written again. A changed one is kept
+		// so that Unswitch can put it back when another set of the
+		// destination fails to switch.
+		same, known := t.listedAs(root, p.rootData)
+		if !same && (!known || t.dest != nil) {
+			if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if t.dest != nil {
+					return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+				}
+				p.prevRoot = nil // a set on its own only compares: written
 			}
-			p.prevRoot = nil // a set on its own only compares: written
+			same = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
 		}
-		p.rootSame = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
+		p.rootSame = same
 	}
 	p.robotsSame = t.holds(ctx, robotsFile.Name, robots)
 	return res, nil
 }
 
-// holds reports whether the store holds data under name, read back whole
-// (a small fixed-name file: the robots lines). Unknown is false.
+// holds reports whether the store holds data under name (a small
+// fixed-name file: the robots lines): from the listing where it tells,
+// else read back whole. Unknown is false.
 func (t *Tx) holds(ctx context.Context, name string, data []byte) bool {
 	if !t.had(name) {
 		return false
 	}
+	if same, known := t.listedAs(name, data); known {
+		return same
+	}
 	old, err := t.store.Get(ctx, name)
 	return err == nil && bytes.Equal(old, data)
+}
+
+// listedAs tells, from the listing alone, whether the store holds data
+// under name: not if the size differs; yes if the ETag is data's MD5 (S3
+// tags an object put in one request so, unencrypted or SSE-S3). Otherwise
+// (no listing, no ETag, or another one: SSE-KMS tags are not MD5s) known
+// is false and the file must be read to tell. On S3 an unchanged set's
+// root and robots lines then cost no request.
+func (t *Tx) listedAs(name string, data []byte) (same, known bool) {
+	in, ok := t.info[name]
+	switch {
+	case t.info == nil:
+		return false, false
+	case !ok || in.Size != int64(len(data)):
+		return false, true
+	case in.ETag != "" && in.ETag == md5ETag(data):
+		return true, true
+	}
+	return false, false
+}
+
+// md5ETag is the ETag S3 gives an object of data put in one request,
+// unencrypted or SSE-S3: its MD5, in hex, quoted.
+func md5ETag(data []byte) string {
+	sum := md5.Sum(data)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
 }
 
 // skipFixed counts a fixed-name file not written: the store holds its

@@ -248,9 +248,14 @@ func TestUnchangedFixedFilesKept(t *testing.T) {
 	}
 
 	// Damaged at the destination: written again, though the manifest
-	// describes the bytes the run would write.
-	for _, n := range []string{l.Root(), l.Robots()} {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte("damaged"), 0o644); err != nil {
+	// describes the bytes the run would write. The robots lines keep
+	// their size (the listing cannot tell them apart: read back).
+	robots, err := os.ReadFile(filepath.Join(dir, l.Robots()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, data := range map[string][]byte{l.Root(): []byte("damaged"), l.Robots(): bytes.Repeat([]byte("x"), len(robots))} {
+		if err := os.WriteFile(filepath.Join(dir, n), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -258,7 +263,7 @@ func TestUnchangedFixedFilesKept(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, l.Root())); !bytes.Equal(got, root) {
 		t.Errorf("damaged root not rewritten: %q", got)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, l.Robots())); !bytes.HasPrefix(got, []byte("Sitemap: https://ex.com/sitemap.xml")) {
+	if got, _ := os.ReadFile(filepath.Join(dir, l.Robots())); !bytes.Equal(got, robots) {
 		t.Errorf("damaged robots lines not rewritten: %q", got)
 	}
 
@@ -271,5 +276,32 @@ func TestUnchangedFixedFilesKept(t *testing.T) {
 	}
 	if !os.SameFile(before[l.Robots()], after[l.Robots()]) {
 		t.Error("unchanged robots lines were written")
+	}
+}
+
+// TestListedAs: what the listing alone tells of a file's bytes.
+func TestListedAs(t *testing.T) {
+	data := []byte("Sitemap: https://ex.com/sitemap.xml\n")
+	md5Tag := `"` + "c7f1b5a0f1f0b3a0b8c4b8a1b2c3d4e5" + `"` // right form, other bytes (SSE-KMS tags look so)
+	for _, tc := range []struct {
+		name        string
+		info        map[string]sink.Info
+		same, known bool
+	}{
+		{"no listing", nil, false, false},
+		{"not held", map[string]sink.Info{}, false, true},
+		{"other size", map[string]sink.Info{"f": {Size: 3, ETag: md5ETag(data)}}, false, true},
+		{"its MD5", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: md5ETag(data)}}, true, true},
+		{"another tag", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: md5Tag}}, false, false},
+		{"multipart tag", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: `"c7f1b5a0f1f0b3a0b8c4b8a1b2c3d4e5-2"`}}, false, false},
+		{"no tag (a folder)", map[string]sink.Info{"f": {Size: int64(len(data))}}, false, false},
+	} {
+		tx := &Tx{info: tc.info}
+		if same, known := tx.listedAs("f", data); same != tc.same || known != tc.known {
+			t.Errorf("%s: same %v known %v; want %v %v", tc.name, same, known, tc.same, tc.known)
+		}
+	}
+	if got, want := md5ETag([]byte("")), `"d41d8cd98f00b204e9800998ecf8427e"`; got != want {
+		t.Errorf("md5ETag(empty) = %s; want %s", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -195,11 +196,34 @@ func TestS3PublishSkipUnchanged(t *testing.T) {
 	}
 	rootBefore := s3test.Get(t, e.c, e.bucket, e.prefix+"sitemap.xml").Data
 
+	// The identical run goes through a proxy that records what it asks:
+	// nothing of the root index or the robots lines (the listing's ETags
+	// say they hold the new bytes).
+	var mu sync.Mutex
+	var asked []string
+	p := s3test.NewProxy(t, e.ep, func(r *http.Request, n int) (int, string) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		return 0, ""
+	})
 	t0 = time.Now()
-	if code, _, stderr := sitemapgen(t, "", e.args(e.ep, flags...)...); code != 0 {
+	if code, _, stderr := sitemapgen(t, "", e.args(p.URL, flags...)...); code != 0 {
 		t.Fatalf("identical run: exit %d\n%s", code, stderr)
 	}
 	d2 := time.Since(t0)
+	mu.Lock()
+	for _, a := range asked {
+		if strings.HasSuffix(a, "/"+e.prefix+"sitemap.xml") || strings.HasSuffix(a, "/"+e.prefix+"sitemap-robots.txt") {
+			t.Errorf("identical run asked %s", a)
+		}
+	}
+	if !slices.ContainsFunc(asked, func(a string) bool {
+		return strings.HasPrefix(a, "PUT ") && strings.HasSuffix(a, "sitemap.manifest.json")
+	}) {
+		t.Errorf("identical run did not write its manifest: %q", asked)
+	}
+	mu.Unlock()
 	rep = readReport(t, report)
 	if rep.Uploaded.Shards != 0 || rep.Uploaded.ShardBytes != 0 || rep.Skipped.Shards != 100 {
 		t.Fatalf("identical run: uploaded %+v, skipped %+v", rep.Uploaded, rep.Skipped)
