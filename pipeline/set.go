@@ -128,8 +128,10 @@ func (r *run) newGroupSet(ctx context.Context, name string, index int) (*set, er
 	return s, nil
 }
 
-// beginsAtOnce bounds the sets whose transactions begin at once.
-const beginsAtOnce = 8
+// beginsAtOnce bounds the sets whose transactions begin at once: on S3 a
+// begin is a few small reads (a manifest, the lock's look), round trips
+// like a publish step's (setsAtOnce).
+const beginsAtOnce = setsAtOnce
 
 // beginSet begins the transaction of s in its destination, opened once for
 // every set published there.

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
@@ -320,4 +324,58 @@ func TestVanishedGroupsSegment(t *testing.T) {
 	if err != nil || !slices.Equal(gone, []string{"b", "f"}) {
 		t.Fatalf("vanished %q, %v; want [b f]", gone, err)
 	}
+}
+
+// TestGroupsS3StepsAtOnce: the groups' publish steps on S3 (a file of a
+// few kilobytes each) run many at once, more than the 8 shard uploads,
+// over connections the client keeps: a proxy that makes each request take
+// 20 ms sees more than 8 PUTs in flight and no more connections than
+// requests were ever in flight at once, plus a few.
+func TestGroupsS3StepsAtOnce(t *testing.T) {
+	e := newS3Env(t)
+	const groups = 60
+	var in strings.Builder
+	in.WriteString("loc,section\n")
+	for i := range groups * 4 {
+		fmt.Fprintf(&in, "%ss%d/%d,s%d\n", base, i%groups, i, i%groups)
+	}
+	p := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(p, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var inFlight, most, conns int
+	rp := s3test.ReverseProxy(t, e.ep)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		rp.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	if code, _, stderr := sitemapgen(t, "", e.args(srv.URL, "--group-by", "section", p)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most <= 8 {
+		t.Errorf("at most %d requests in flight; want more than the 8 shard uploads", most)
+	}
+	if conns > most+8 {
+		t.Errorf("%d connections for at most %d requests in flight: connections were not kept", conns, most)
+	}
+	t.Logf("%d groups: at most %d requests in flight, %d connections", groups, most, conns)
 }

@@ -7,11 +7,13 @@ package s3client
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -27,6 +29,10 @@ type Options struct {
 	HTTPClient  aws.HTTPClient // replaces the SDK's (tests inject faults with it)
 }
 
+// MaxIdleConns is how many idle connections to one host a client keeps:
+// more than a run has requests in flight.
+const MaxIdleConns = 64
+
 // New loads the AWS configuration (environment, shared config and
 // credentials files, profiles, SSO, IRSA, IMDS) and returns a client whose
 // retryer retries throttling (503 SlowDown) and 5xx with backoff. more
@@ -39,9 +45,17 @@ func New(ctx context.Context, opt Options, more ...func(*s3.Options)) (*s3.Clien
 	if opt.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(opt.Region))
 	}
-	if opt.HTTPClient != nil {
-		loadOpts = append(loadOpts, config.WithHTTPClient(opt.HTTPClient))
+	hc := opt.HTTPClient
+	if hc == nil {
+		// The SDK's client keeps 10 idle connections per host: a run that
+		// has more requests in flight (a thousand groups' small files, 32
+		// at once) would close the others after each request and pay a new
+		// TCP and TLS handshake for the next.
+		hc = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.MaxIdleConnsPerHost = MaxIdleConns
+		})
 	}
+	loadOpts = append(loadOpts, config.WithHTTPClient(hc))
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
