@@ -885,17 +885,18 @@ func (t *Tx) listedAs(name string, data []byte) (same, known bool) {
 		return false, false
 	case !ok || in.Size != int64(len(data)):
 		return false, true
-	case in.ETag != "" && in.ETag == md5ETag(data):
+	case in.ETag != "" && strings.EqualFold(strings.Trim(in.ETag, `"`), md5Hex(data)):
 		return true, true
 	}
 	return false, false
 }
 
-// md5ETag is the ETag S3 gives an object of data put in one request,
-// unencrypted or SSE-S3: its MD5, in hex, quoted.
-func md5ETag(data []byte) string {
+// md5Hex is data's MD5 in hex: the ETag S3 gives an object of data put in
+// one request, unencrypted or SSE-S3 (quoted; some S3-compatible stores
+// list it without the quotes).
+func md5Hex(data []byte) string {
 	sum := md5.Sum(data)
-	return `"` + hex.EncodeToString(sum[:]) + `"`
+	return hex.EncodeToString(sum[:])
 }
 
 // skipFixed counts a fixed-name file not written: the store holds its

@@ -290,8 +290,9 @@ func TestListedAs(t *testing.T) {
 	}{
 		{"no listing", nil, false, false},
 		{"not held", map[string]sink.Info{}, false, true},
-		{"other size", map[string]sink.Info{"f": {Size: 3, ETag: md5ETag(data)}}, false, true},
-		{"its MD5", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: md5ETag(data)}}, true, true},
+		{"other size", map[string]sink.Info{"f": {Size: 3, ETag: `"` + md5Hex(data) + `"`}}, false, true},
+		{"its MD5", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: `"` + md5Hex(data) + `"`}}, true, true},
+		{"its MD5, unquoted, upper case", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: strings.ToUpper(md5Hex(data))}}, true, true},
 		{"another tag", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: md5Tag}}, false, false},
 		{"multipart tag", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: `"c7f1b5a0f1f0b3a0b8c4b8a1b2c3d4e5-2"`}}, false, false},
 		{"no tag (a folder)", map[string]sink.Info{"f": {Size: int64(len(data))}}, false, false},
@@ -301,7 +302,7 @@ func TestListedAs(t *testing.T) {
 			t.Errorf("%s: same %v known %v; want %v %v", tc.name, same, known, tc.same, tc.known)
 		}
 	}
-	if got, want := md5ETag([]byte("")), `"d41d8cd98f00b204e9800998ecf8427e"`; got != want {
-		t.Errorf("md5ETag(empty) = %s; want %s", got, want)
+	if got, want := md5Hex([]byte("")), "d41d8cd98f00b204e9800998ecf8427e"; got != want {
+		t.Errorf("md5Hex(empty) = %s; want %s", got, want)
 	}
 }
