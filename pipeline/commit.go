@@ -162,7 +162,8 @@ func (r *run) eachSet(ctx context.Context, sets []*set, do func(*set) error) err
 // setsAtOnce bounds the sets whose publish step runs at once: a step reads
 // or writes a file or two of a few kilobytes, so on S3 it mostly waits on
 // round trips. With 20 ms a request, 995 groups' first run took 12.7 s with
-// 8 at once (--uploads, sized for shards of megabytes) and 4.1 s with 32.
+// 8 at once (--uploads, sized for shards of megabytes) and 6.3 s with 32
+// (the rest is mostly the small groups' shards, uploaded --uploads at once).
 // A folder takes the steps in batches (Destination); its Prepare is CPU
 // work, which more goroutines only share out.
 const setsAtOnce = 32
