@@ -32,11 +32,7 @@ func (c *countingGets) Get(ctx context.Context, name string) ([]byte, error) {
 // prune sees the names of its own stem, temporary files included, and not
 // those of a set whose stem starts like its own.
 func TestDestinationSets(t *testing.T) {
-	dir := t.TempDir()
-	local, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, local := tempLocal(t)
 	store := &countingGets{Local: local}
 	ctx := context.Background()
 	names := []string{"sm-a-000001-0011223344.xml.gz", "sm-a.xml", ".sm-a-000002-0011223344.xml.gz.123.tmp",
@@ -193,11 +189,7 @@ func TestDestinationBatchLooksOnce(t *testing.T) {
 			name = "lost before " + lose
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			local, err := sink.NewLocal(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, local := tempLocal(t)
 			store := &checkedLocks{Local: local}
 			ctx := context.Background()
 			// Night 1 publishes each set, night 2 replaces its shard: the

@@ -68,11 +68,7 @@ func names(t *testing.T, dir string) []string {
 // lists are deleted if the layout owns them; unrelated files, other stems'
 // files and stale temporary files of other stems stay.
 func TestCommitPrunesOnlyOwned(t *testing.T) {
-	dir := t.TempDir()
-	store, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, store := tempLocal(t)
 	for _, f := range []string{"index.html", "other-000001-0123456789.xml.gz", ".sitemapx-000001-0123456789.xml.gz.5.tmp",
 		"sitemap-000009-0123456789.xml.gz", ".sitemap-000003-0000000000.xml.gz.123.tmp"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
@@ -116,11 +112,7 @@ func TestCommitPrunesOnlyOwned(t *testing.T) {
 // and the store's files stay byte for byte; the decorator lists what would
 // have been written and deleted.
 func TestDryRunWritesNothing(t *testing.T) {
-	dir := t.TempDir()
-	store, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, store := tempLocal(t)
 	if _, err := publishSet(t, store, 0, "a", "b", "c"); err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +174,7 @@ func TestAbortCleansOnlyWhatIsThere(t *testing.T) {
 // TestManifestSizeChecked: a manifest larger than MaxManifestSize is
 // refused from the listing, before it is read into memory.
 func TestManifestSizeChecked(t *testing.T) {
-	dir := t.TempDir()
-	store, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, store := tempLocal(t)
 	l := NewLayout("sitemap")
 	f, err := os.Create(filepath.Join(dir, l.Manifest()))
 	if err != nil {
@@ -206,11 +194,7 @@ func TestManifestSizeChecked(t *testing.T) {
 // are the bytes the store holds does not write them again (only the
 // manifest, a new generation); a changed or damaged one is written.
 func TestUnchangedFixedFilesKept(t *testing.T) {
-	dir := t.TempDir()
-	store, err := sink.NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, store := tempLocal(t)
 	l := NewLayout("sitemap")
 	stat := func() map[string]os.FileInfo {
 		fis := map[string]os.FileInfo{}
@@ -305,4 +289,15 @@ func TestListedAs(t *testing.T) {
 	if got, want := md5Hex([]byte("")), "d41d8cd98f00b204e9800998ecf8427e"; got != want {
 		t.Errorf("md5Hex(empty) = %s; want %s", got, want)
 	}
+}
+
+// tempLocal returns a new temporary folder and a store writing to it.
+func tempLocal(t *testing.T) (string, *sink.Local) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, store
 }
