@@ -303,8 +303,14 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",
 			"rejected", rep.Rejected.Total)
 	}
+	// One write for all the lines: a grouped run has a line per group.
+	var lines []byte
 	for _, u := range rep.Submit {
-		fmt.Fprintf(stdout, "Sitemap: %s\n", u)
+		lines = append(append(append(lines, "Sitemap: "...), u...), '\n')
+	}
+	if _, err := stdout.Write(lines); err != nil && len(lines) > 0 {
+		// The set is published: say so, but the exit stays 0.
+		log.Warn("the robots lines were not written to standard output", "error", err)
 	}
 	return exitOK
 }
