@@ -174,6 +174,8 @@ func main() {
 			fmt.Printf("| grouped run (--group-by section, the same rows) | %.2f s, CPU %.2f s, %d groups, peak RSS %d MiB |\n",
 				m.groupSecs, m.groupCPU, m.groups, m.groupRSS>>20)
 			fmt.Printf("| **grouped / ungrouped** (wall, medians of the same-run ratios) | **%.2f** |\n", m.groupVsPlainMedian)
+			fmt.Printf("| grouped / ungrouped, CPU time (medians of the same-run ratios) | %.2f |\n", m.groupCPUVsPlainMedian)
+			fmt.Printf("| grouped / ungrouped, single runs (wall) | %.2f-%.2f |\n", m.groupVsPlainMin, m.groupVsPlainMax)
 		}
 		if m.ratio() < *minRatio {
 			fmt.Printf("FAIL: %s cuts: end-to-end is %.2f of the compression limit, below %.2f\n", cut, m.ratio(), *minRatio)
@@ -296,11 +298,19 @@ type result struct {
 	groupRSS            int64
 	groups              int
 	groupVsPlainMedian  float64
+	// the medians of the same-run CPU ratios, and the lowest and highest
+	// single-run wall ratios: how much the machine moved the figure
+	groupCPUVsPlainMedian            float64
+	groupVsPlainMin, groupVsPlainMax float64
 }
 
 // groupVsPlain is the grouped run's wall time as a ratio to the ungrouped
 // run's in the same run.
 func (r result) groupVsPlain() float64 { return r.groupSecs / r.seconds }
+
+// groupCPUVsPlain is the grouped run's CPU time as a ratio to the ungrouped
+// run's in the same run.
+func (r result) groupCPUVsPlain() float64 { return r.groupCPU / r.cpuSecs }
 
 // valVsGen is validate's rate as a ratio to generate's in the same run.
 func (r result) valVsGen() float64 { return r.seconds / r.valSecs }
@@ -565,6 +575,12 @@ func median(rs []result) result {
 	m.groupCPU = pick(func(r result) float64 { return r.groupCPU })
 	m.groupRSS = int64(pick(func(r result) float64 { return float64(r.groupRSS) }))
 	m.groupVsPlainMedian = pick(result.groupVsPlain)
+	m.groupCPUVsPlainMedian = pick(result.groupCPUVsPlain)
+	m.groupVsPlainMin, m.groupVsPlainMax = m.groupVsPlainMedian, m.groupVsPlainMedian
+	for _, r := range rs {
+		m.groupVsPlainMin = min(m.groupVsPlainMin, r.groupVsPlain())
+		m.groupVsPlainMax = max(m.groupVsPlainMax, r.groupVsPlain())
+	}
 	st := map[string]float64{}
 	for k := range m.stageSecs {
 		st[k] = pick(func(r result) float64 { return r.stageSecs[k] })
