@@ -140,6 +140,12 @@ func main() {
 		}
 		f.Close()
 	}
+	var fixed groupCost
+	if *group {
+		if fixed, err = perGroup(in, *dir, scope, cuts[0], *level, *procs, max(*runs, 5)); err != nil {
+			fail(err)
+		}
+	}
 	mode := "pgzip, all cores per shard"
 	if *procs == 1 {
 		mode = "one gzip stream per shard, a shard per core"
@@ -176,6 +182,8 @@ func main() {
 			fmt.Printf("| **grouped / ungrouped** (wall, medians of the same-run ratios) | **%.2f** |\n", m.groupVsPlainMedian)
 			fmt.Printf("| grouped / ungrouped, CPU time (medians of the same-run ratios) | %.2f |\n", m.groupCPUVsPlainMedian)
 			fmt.Printf("| grouped / ungrouped, single runs (wall) | %.2f-%.2f |\n", m.groupVsPlainMin, m.groupVsPlainMax)
+			fmt.Printf("| a group's fixed cost (one row in each of the %d sections, grouped - ungrouped, medians of %d) | %.0f µs wall, %.0f µs CPU; all groups %.2f s wall |\n",
+				fixed.groups, fixed.runs, fixed.wall*1e6, fixed.cpu*1e6, fixed.wall*float64(fixed.groups))
 		}
 		if m.ratio() < *minRatio {
 			fmt.Printf("FAIL: %s cuts: end-to-end is %.2f of the compression limit, below %.2f\n", cut, m.ratio(), *minRatio)
@@ -492,6 +500,83 @@ func compareSeparate(in, dir, out string, base pipeline.Config) error {
 	}
 	fmt.Fprintf(os.Stderr, "grouped run = %d separate runs: %d files, byte for byte\n", len(rows), files)
 	return nil
+}
+
+// groupCost is what one group costs whatever its rows (perGroup).
+type groupCost struct {
+	wall, cpu    float64 // seconds a group
+	groups, runs int
+}
+
+// perGroup measures what a group costs whatever its rows: the files, the
+// manifest and the switch of its set. It runs the pipeline over the first
+// row of each section of in, grouped by section and not, interleaved, and
+// returns the medians of the runs' differences divided by the sections.
+func perGroup(in, dir string, scope *encode.Scope, cut shard.CutMode, level, procs, runs int) (groupCost, error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return groupCost{}, err
+	}
+	defer f.Close()
+	rd := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	header, err := rd.Read()
+	if err != nil {
+		return groupCost{}, err
+	}
+	seen := map[string]bool{}
+	var rows [][]string
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return groupCost{}, err
+		}
+		if section := rec[len(rec)-1]; !seen[section] {
+			seen[section] = true
+			rows = append(rows, rec)
+		}
+	}
+	one := filepath.Join(outDir, "one-row-a-section.csv")
+	if err := writeCSV(one, header, rows); err != nil {
+		return groupCost{}, err
+	}
+	defer os.Remove(one)
+	var walls, cpus []float64
+	for range runs {
+		var secs, cpu [2]float64
+		for k, grouped := range []bool{false, true} {
+			out, err := os.MkdirTemp(outDir, "out-")
+			if err != nil {
+				return groupCost{}, err
+			}
+			outputs = append(outputs, out)
+			snk, err := sink.NewLocal(out)
+			if err != nil {
+				return groupCost{}, err
+			}
+			cfg := config(one, dir, scope, snk, cut, false, level, procs)
+			if grouped {
+				cfg.Columns[input.Group] = "section"
+				cfg.Group = &pipeline.Grouping{}
+			}
+			if _, err := settle(false, ""); err != nil {
+				return groupCost{}, err
+			}
+			if secs[k], cpu[k], _, err = timed(func() error {
+				_, err := pipeline.Run(context.Background(), cfg)
+				return err
+			}); err != nil {
+				return groupCost{}, err
+			}
+		}
+		walls = append(walls, (secs[1]-secs[0])/float64(len(rows)))
+		cpus = append(cpus, (cpu[1]-cpu[0])/float64(len(rows)))
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return groupCost{wall: walls[len(walls)/2], cpu: cpus[len(cpus)/2], groups: len(rows), runs: runs}, nil
 }
 
 // writeCSV writes header and rows to a new CSV file at path.
