@@ -51,6 +51,10 @@ func TestGroupByHost(t *testing.T) {
 	if len(rep.Groups) != 5 || rep.Rejected.ByReason["out_of_scope"] != 5 || rep.URLs != 500 {
 		t.Fatalf("groups %d, rejected %v, urls %d", len(rep.Groups), rep.Rejected.ByReason, rep.URLs)
 	}
+	// Every group's robots lines, a line each, nothing else.
+	if lines := strings.Split(stdout, "\n"); len(lines) != len(rep.Submit)+1 || lines[len(lines)-1] != "" {
+		t.Errorf("stdout has %d lines, want the report's %d robots lines:\n%s", len(lines)-1, len(rep.Submit), stdout)
+	}
 	for k, g := range rep.Groups {
 		h := groupHosts[k]
 		if g.Group != h || g.URLs != 100 || g.Rejected.ByReason["out_of_scope"] != 1 || g.PublicURL != "https://"+h+"/sitemaps/" || g.Name != "sitemap" {
@@ -67,6 +71,9 @@ func TestGroupByHost(t *testing.T) {
 		}
 		if !strings.Contains(stdout, "Sitemap: https://"+h+"/sitemaps/sitemap") {
 			t.Errorf("stdout lacks %s's robots lines:\n%s", h, stdout)
+		}
+		if want := strings.Join(set.Robots, "\n") + "\n"; !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %s's robots lines %q:\n%s", h, want, stdout)
 		}
 		if code, _, stderr := sitemapgen(t, "", "validate", "--public-url", "https://"+h+"/sitemaps/", "--scope", "https://"+h+"/pages/", folder); code != 0 {
 			t.Errorf("validate %s: exit %d\n%s", h, code, stderr)
