@@ -330,15 +330,22 @@ func (r result) rowsPerSec() float64      { return float64(r.rows) / r.seconds }
 func (r result) limitRowsPerSec() float64 { return float64(r.rows) / r.limitSecs }
 func (r result) ratio() float64           { return r.limitSecs / r.seconds }
 
-// once runs the pipeline, then measures the compression limit on its output.
-func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string,
-	validate bool, valprofile string) (result, error) {
+// newOutput makes a new folder for a run's output under outDir (removed at
+// the end) and the store writing to it.
+func newOutput() (string, *sink.Local, error) {
 	out, err := os.MkdirTemp(outDir, "out-")
 	if err != nil {
-		return result{}, err
+		return "", nil, err
 	}
 	outputs = append(outputs, out)
 	snk, err := sink.NewLocal(out)
+	return out, snk, err
+}
+
+// once runs the pipeline, then measures the compression limit on its output.
+func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string,
+	validate bool, valprofile string) (result, error) {
+	out, snk, err := newOutput()
 	if err != nil {
 		return result{}, err
 	}
@@ -382,12 +389,7 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 // groupedOnce runs the pipeline again over the same rows, grouped by their
 // section (as --group-by section), into a folder of its own.
 func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string, compare bool) error {
-	out, err := os.MkdirTemp(outDir, "out-")
-	if err != nil {
-		return err
-	}
-	outputs = append(outputs, out)
-	snk, err := sink.NewLocal(out)
+	out, snk, err := newOutput()
 	if err != nil {
 		return err
 	}
@@ -547,12 +549,7 @@ func perGroup(in, dir string, scope *encode.Scope, cut shard.CutMode, level, pro
 	for range runs {
 		var secs, cpu [2]float64
 		for k, grouped := range []bool{false, true} {
-			out, err := os.MkdirTemp(outDir, "out-")
-			if err != nil {
-				return groupCost{}, err
-			}
-			outputs = append(outputs, out)
-			snk, err := sink.NewLocal(out)
+			_, snk, err := newOutput()
 			if err != nil {
 				return groupCost{}, err
 			}
