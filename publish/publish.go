@@ -838,28 +838,26 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
-	if t.had(root) {
-		// An unchanged root is not written again. A changed one is kept
-		// so that Unswitch can put it back when another set of the
-		// destination fails to switch.
-		same, known := t.listedAs(root, p.rootData)
-		if !same && (!known || t.dest != nil) {
-			if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				if t.dest != nil {
-					return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
-				}
-				p.prevRoot = nil // a set on its own only compares: written
-			}
-			same = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
+	// An unchanged root is not written again.
+	if t.dest == nil {
+		p.rootSame = t.holds(ctx, root, p.rootData)
+	} else if t.had(root) {
+		// A changed root in a destination is kept so that Unswitch can
+		// put it back when another set of the destination fails to switch.
+		if same, _ := t.listedAs(root, p.rootData); same {
+			p.rootSame = true
+		} else if p.prevRoot, err = t.store.Get(ctx, root); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("keep %s to restore it on failure: %w", root, err)
+		} else {
+			p.rootSame = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
 		}
-		p.rootSame = same
 	}
 	p.robotsSame = t.holds(ctx, robotsFile.Name, robots)
 	return res, nil
 }
 
 // holds reports whether the store holds data under name (a small
-// fixed-name file: the robots lines): from the listing where it tells,
+// fixed-name file: a root, the robots lines): from the listing where it tells,
 // else read back whole. Unknown is false.
 func (t *Tx) holds(ctx context.Context, name string, data []byte) bool {
 	if !t.had(name) {
