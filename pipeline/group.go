@@ -260,7 +260,7 @@ func (g *grouper) encoder(s *set) *encode.Encoder {
 
 // recentSlots is the size of a worker's cache of recent group values, a
 // power of two (recentBits its logarithm). About DefaultMaxGroups slots
-// (48 KiB), so that a long tail of groups mostly finds a slot each rather
+// (40 KiB), so that a long tail of groups mostly finds a slot each rather
 // than the worker's map: BenchmarkEncodeGrouped (995 groups) finds a row's
 // group in about 27 ns with 64 slots, 15 ns with 1024.
 const (
