@@ -22,7 +22,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
-const validateUsage = `Usage: sitemapgen validate [flags] ROOT
+const validateUsage = `Usage: sitemapgen validate [flags] ROOT...
 
 Checks a published sitemap set: ROOT is a sitemap or index file (plain or
 gzip), a folder holding NAME.xml, s3://bucket/prefix/ (holding NAME.xml) or
@@ -36,9 +36,12 @@ scope, missing and orphan files, duplicate URLs across the set, and over
 HTTP the status, redirects, encodings and soft 404s. No xmllint is needed.
 Orphans are looked for only when ROOT is a folder or a set's root index
 (NAME.xml beside NAME.manifest.json), among the file names of set NAME.
-See docs/validate.md.
+Several ROOTs (each host's folder of a --group-by host run: validate out/*/)
+are checked one after the other, a summary each; --report then writes a JSON
+array, one report per set. See docs/validate.md.
 
-Exit status: 0 no problem; 1 problems found; 2 usage error.
+Exit status: 0 no problem in any set; 1 problems found (or a ROOT could not
+be read); 2 usage error.
 
 Flags:
 `
@@ -91,37 +94,58 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return exitUsage
 	}
-	files, root, opt, err := f.options(ctx, pos)
-	if err != nil {
-		fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "sitemapgen validate: give a ROOT")
+		fmt.Fprintln(stderr, "Run 'sitemapgen help validate' for usage.")
+		return exitUsage
+	}
+	// Every ROOT's flags and form are checked before any set is: a typo
+	// in the third ROOT is a usage error, not a failure after two checks.
+	roots := make([]validateRoot, len(pos))
+	for i, arg := range pos {
+		files, root, opt, err := f.options(ctx, arg)
 		if isUsage(err) {
+			fmt.Fprintf(stderr, "sitemapgen validate: %v\n", err)
 			fmt.Fprintln(stderr, "Run 'sitemapgen help validate' for usage.")
 			return exitUsage
 		}
-		return exitFail
-	}
-	// A folder (or prefix) without NAME.xml that holds the sets of a
-	// grouped run (NAME-GROUP.xml beside NAME-GROUP.manifest.json): each
-	// is checked, its orphans among its own names only.
-	roots := []string{root}
-	if sets := groupRoots(ctx, files, root, pos[0]); len(sets) > 0 {
-		roots = sets
-		opt.SkipOrphans = false // every one is a set's root, beside its manifest
+		roots[i] = validateRoot{arg: arg, files: files, root: root, opt: opt, err: err}
 	}
 	var reps []*check.Report
-	ok := true
-	for _, root := range roots {
-		rep, code := checkSet(ctx, files, root, opt, stdout, stderr)
-		if code != exitOK {
-			return code
+	ok, many := true, len(roots) > 1
+	for _, r := range roots {
+		if r.err != nil {
+			// A ROOT that cannot be read fails the run; the others are
+			// still checked (a nightly check of every host's set).
+			fmt.Fprintf(stderr, "sitemapgen validate: %v\n", r.err)
+			ok = false
+			continue
 		}
-		reps = append(reps, rep)
-		ok = ok && rep.OK()
+		// A folder (or prefix) without NAME.xml that holds the sets of a
+		// grouped run (NAME-GROUP.xml beside NAME-GROUP.manifest.json):
+		// each is checked, its orphans among its own names only.
+		sets := []string{r.root}
+		if g := groupRoots(ctx, r.files, r.root, r.arg); len(g) > 0 {
+			sets, many = g, true
+			r.opt.SkipOrphans = false // every one is a set's root, beside its manifest
+		}
+		for _, root := range sets {
+			rep, code := checkSet(ctx, r.files, root, r.opt, stdout, stderr)
+			if ctx.Err() != nil {
+				return exitFail // interrupted: checkSet said how far it got
+			}
+			if code != exitOK {
+				ok = false
+				continue
+			}
+			reps = append(reps, rep)
+			ok = ok && rep.OK()
+		}
 	}
 	if f.report != "" {
-		var v any = reps[0]
-		if len(reps) > 1 {
-			v = reps // one report per set
+		var v any = reps // one report per set
+		if !many && len(reps) == 1 {
+			v = reps[0]
 		}
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err == nil {
@@ -136,6 +160,16 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitFail
 	}
 	return exitOK
+}
+
+// validateRoot is one ROOT of validate: where its files are, its root
+// file, its options, or why it cannot be read.
+type validateRoot struct {
+	arg   string
+	files check.Files
+	root  string
+	opt   check.Options
+	err   error
 }
 
 // checkSet checks the set of root and prints its problems and summary; a
@@ -233,12 +267,8 @@ func location(where, root string) string {
 }
 
 // options turns the flags and ROOT into what check.Set needs.
-func (f *validateFlags) options(ctx context.Context, pos []string) (check.Files, string, check.Options, error) {
+func (f *validateFlags) options(ctx context.Context, rootArg string) (check.Files, string, check.Options, error) {
 	var opt check.Options
-	if len(pos) != 1 {
-		return nil, "", opt, usageError{errors.New("give exactly one ROOT")}
-	}
-	rootArg := pos[0]
 	opt.Limits = check.Limits{MaxURLs: f.maxURLs, MaxBytes: f.maxBytes, MaxEntries: f.maxEntries, MaxDepth: f.maxDepth}
 	if f.protocolMax {
 		opt.Limits = check.Protocol

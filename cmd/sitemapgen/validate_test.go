@@ -86,14 +86,14 @@ func TestValidateCLI(t *testing.T) {
 func TestValidateUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"validate"},
-		{"validate", "a", "b"},
+		{"validate", ".", "s3:///no-bucket/"}, // a bad second ROOT: nothing is checked
 		{"validate", "--nope", "x"},
 		{"validate", "--public-url", "ftp://x/", "."},
 		{"validate", "s3:///no-bucket/"},
 	} {
 		code, _, stderr := sitemapgen(t, "", args...)
-		if code != 2 {
-			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
+		if code != 2 || strings.Contains(stderr, "OK ") || strings.Contains(stderr, "FAIL ") {
+			t.Errorf("%q: exit %d, want 2 and no check\n%s", args, code, stderr)
 		}
 		if strings.HasPrefix(args[len(args)-1], "s3://") && !strings.Contains(stderr, "no bucket") {
 			t.Errorf("s3: %s", stderr)
@@ -104,6 +104,69 @@ func TestValidateUsage(t *testing.T) {
 	}
 	if code, _, _ := sitemapgen(t, "", "validate", filepath.Join(t.TempDir(), "missing")); code != 1 {
 		t.Errorf("missing ROOT: exit %d, want 1", code)
+	}
+}
+
+// TestValidateSeveralRoots: each host's folder of a --group-by host run
+// in one call: a summary each, one report per set, and a failed or
+// missing set fails the call without hiding the others' results.
+func TestValidateSeveralRoots(t *testing.T) {
+	dir := t.TempDir()
+	hosts := []string{"a.example.com", "b.example.com", "c.example.com"}
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for i := range 90 {
+		fmt.Fprintf(&in, "https://%s/p/%d\n", hosts[i%3], i)
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/",
+		"--out", filepath.Join(out, "{group}"), "--max-urls", "10", "--cut", "tight", input); code != 0 {
+		t.Fatalf("generate: exit %d\n%s", code, stderr)
+	}
+	roots := make([]string, len(hosts))
+	for i, h := range hosts {
+		roots[i] = filepath.Join(out, h)
+	}
+
+	report := filepath.Join(dir, "report.json")
+	code, stdout, stderr := sitemapgen(t, "", append([]string{"validate", "--report", report}, roots...)...)
+	if code != 0 || stdout != "" || strings.Count(stderr, "OK ") != 3 || !strings.Contains(stderr, "3 sitemaps, 1 indexes, 30 URLs") {
+		t.Fatalf("three clean sets: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var reps []check.Report
+	b, _ := os.ReadFile(report)
+	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 3 {
+		t.Fatalf("report: %v, %d reports\n%s", err, len(reps), b)
+	}
+	for i, r := range reps {
+		if r.URLs != 30 || r.Problems != 0 {
+			t.Errorf("report %d: %d URLs, %d problems", i, r.URLs, r.Problems)
+		}
+	}
+
+	// One host's shard gone and a fourth ROOT that does not exist: both
+	// fail the call, the other two sets are still checked and pass.
+	shards, _ := filepath.Glob(filepath.Join(roots[1], "sitemap-0*.xml.gz"))
+	if len(shards) != 3 {
+		t.Fatalf("%d shards in %s", len(shards), roots[1])
+	}
+	if err := os.Remove(shards[0]); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"validate", "--report", report}, roots...)
+	code, stdout, stderr = sitemapgen(t, "", append(args, filepath.Join(out, "d.example.com"))...)
+	if code != 1 || strings.Count(stderr, "OK ") != 2 || strings.Count(stderr, "FAIL ") != 1 ||
+		!strings.Contains(stderr, "FAIL "+filepath.Join(roots[1], "sitemap.xml")) || !strings.Contains(stderr, "d.example.com") ||
+		strings.Count(stdout, "missing_file") != 1 {
+		t.Fatalf("a broken set and a missing ROOT: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	b, _ = os.ReadFile(report)
+	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 3 || reps[1].OK() || !reps[0].OK() || !reps[2].OK() {
+		t.Fatalf("report: %v, %d reports\n%s", err, len(reps), b)
 	}
 }
 
