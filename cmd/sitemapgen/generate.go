@@ -138,7 +138,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.indexNowKeyLocation, "indexnow-key-location", "", "URL of the key file when it is not KEY.txt at the host's root; the scope must lie under its folder")
 	fs.BoolVar(&f.indexNowAll, "indexnow-all", false, "on a first run (no previous generation), post every URL")
 	fs.IntVar(&f.indexNowMax, "indexnow-max-urls", 200000, "the most URLs IndexNow reads back from the changed sitemaps and sends; a larger change is not sent")
-	fs.StringVar(&f.groupBy, "group-by", "", "split the rows into sitemap sets, one per group: COLUMN (a CSV, Parquet or Arrow column) or host (the host of the loc); group G's files are named NAME-G, or NAME in a folder of its own when --out holds {group} (see docs/groups.md)")
+	fs.StringVar(&f.groupBy, "group-by", "", "split the rows into sitemap sets, one per group: COLUMN (a CSV, Parquet or Arrow column) or host (the host of the loc; the scope must then hold {group}); group G's files are named NAME-G, or NAME in a folder of its own when --out holds {group} (see docs/groups.md)")
 	fs.StringVar(&f.defaultGroup, "default-group", "", "--group-by: the group of rows whose group value is empty (default: they are rejected, group_empty)")
 	fs.IntVar(&f.maxGroups, "max-groups", pipeline.DefaultMaxGroups, "--group-by: the most groups; more fail the run, nothing published")
 	names := [input.CoreColumns]string{"loc", "lastmod", "changefreq", "priority"}
@@ -436,6 +436,11 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	if f.notify, err = f.newNotifier(&cfg, log); err != nil {
 		return cfg, closeOut, err
 	}
+	// The grouping flags are checked before the destination is made: a
+	// usage error leaves no folder behind.
+	if err := f.grouping(ctx, &cfg, log); err != nil {
+		return cfg, closeOut, err
+	}
 	if !strings.Contains(f.out, groupPlaceholder) {
 		if cfg.Sink, err = f.newSink(ctx, f.out); err != nil {
 			return cfg, closeOut, err
@@ -443,9 +448,6 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		if f.verify {
 			cfg.Verify = verifier(check.SinkFiles{Sink: cfg.Sink}, &cfg, log)
 		}
-	}
-	if err := f.grouping(ctx, &cfg, log); err != nil {
-		return cfg, closeOut, err
 	}
 	if f.notify != nil {
 		if cfg.DryRun && cfg.Sink != nil {

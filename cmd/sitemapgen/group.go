@@ -43,9 +43,17 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 		}
 		return nil
 	}
+	scope := f.scope
+	if scope == "" {
+		scope = f.publicURL
+	}
 	switch {
 	case f.maxGroups < 1:
 		return usageError{fmt.Errorf("--max-groups %d: must be 1 or more", f.maxGroups)}
+	case f.groupBy == "host" && !strings.Contains(scope, groupPlaceholder):
+		// A scope is one host's: every other host's rows would be
+		// rejected as out of scope, and the run would still succeed.
+		return usageError{fmt.Errorf("--group-by host: the scope %q holds no {group}, so every host but its own would be out of scope: give --public-url 'https://{group}/…' (or --scope 'https://{group}/…' to list other hosts' URLs from one host's folder)", scope)}
 	}
 	g := &pipeline.Grouping{ByHost: f.groupBy == "host", Default: f.defaultGroup, Max: f.maxGroups}
 	if !g.ByHost {

@@ -81,6 +81,47 @@ func TestGroupByHost(t *testing.T) {
 	}
 }
 
+// TestGroupUsage: grouping flags that cannot work are usage errors, found
+// before anything is read or written; among them --group-by host with a
+// scope of one host, which would reject every other host's rows and still
+// succeed.
+func TestGroupUsage(t *testing.T) {
+	input := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(input, []byte("loc\nhttps://a.example.com/x\nhttps://b.example.com/y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--public-url", "https://{group}/"}, "needs --group-by"},
+		{[]string{"--public-url", base, "--default-group", "x"}, "need --group-by"},
+		{[]string{"--public-url", base, "--group-by", "section", "--max-groups", "0"}, "--max-groups 0"},
+		{[]string{"--public-url", base, "--group-by", "host"}, "holds no {group}"},
+		{[]string{"--public-url", "https://{group}/", "--scope", base, "--group-by", "host"}, "holds no {group}"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append(append([]string{"generate", "--out", out}, c.args...), input)
+		code, _, stderr := sitemapgen(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, want 2 and %q\n%s", c.args, code, c.want, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%q: %s was made (%v)", c.args, out, err)
+		}
+	}
+
+	// {group} in --scope alone: every set in one host's folder lists its
+	// own host's URLs (cross-submission), and no row is out of scope.
+	out := filepath.Join(t.TempDir(), "out")
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", base, "--scope", "https://{group}/",
+		"--out", out, "--report", report, input)
+	if rep := readReport(t, report); code != 0 || rep.URLs != 2 || len(rep.Groups) != 2 {
+		t.Fatalf("scope per host: exit %d, %d URLs, %d groups\n%s", code, rep.URLs, len(rep.Groups), stderr)
+	}
+}
+
 // TestGroupsS3FailMidPublish: groups beside one another on S3; a write
 // refused at any point of the second night, the switch of the second
 // group's root included, leaves the bucket and every root as they were.
