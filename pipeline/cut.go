@@ -344,9 +344,11 @@ func (c *cutStage) flush(set *set) (sent int, err error) {
 		return sent, nil
 	}
 	s := set.news.Flush()
-	if s == nil && set.newsSitemaps == 0 {
+	if s == nil && set.newsSitemaps == 0 && (set == c.r.main || set.urls > 0) {
 		// No fresh article: an empty news sitemap keeps the name listed
-		// (Google: it "will not cause any problems").
+		// (Google: it "will not cause any problems"). A group with no URL
+		// is not published (its set is left as it was), so it gets none:
+		// written in place, it would empty the live set's news sitemap.
 		s = &shard.Sitemap{Num: 1, Data: []byte(set.news.Header() + shard.Footer)}
 	}
 	if s == nil {

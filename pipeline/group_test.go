@@ -911,3 +911,67 @@ func FuzzEncodeGrouped(f *testing.F) {
 		}
 	})
 }
+
+// TestGroupNoURLNewsUntouched: a group whose every row is rejected is not
+// published, and that holds for its news sitemap too, which has a fixed
+// name and is written in place: forced past the group's 100% shrink, its
+// live news sitemap keeps its bytes; a new group with no URL leaves no
+// file, forced or not.
+func TestGroupNoURLNewsUntouched(t *testing.T) {
+	now := testNow.AddDate(0, 0, 1)
+	raw, err := os.ReadFile(newsInput(t, now, 0, 40, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	header := lines[0] + ",section\n"
+	lost := "https://elsewhere.example/x,2026-01-01,,,,,lost\n" // a new group, out of scope
+	var night1, night2 strings.Builder
+	for i, l := range lines[1:] {
+		section := []string{"world", "sport"}[i%2]
+		fmt.Fprintf(&night1, "%s,%s\n", l, section)
+		if section == "sport" {
+			l = strings.Replace(l, testBase, "https://elsewhere.example/", 1) // every sport row out of scope
+		}
+		fmt.Fprintf(&night2, "%s,%s\n", l, section)
+	}
+	for _, force := range []bool{true, false} {
+		t.Run(fmt.Sprintf("force=%v", force), func(t *testing.T) {
+			dir := t.TempDir()
+			in1 := writeText(t, "in1.csv", header+night1.String())
+			if _, _, err := groupRun(t, in1, dir, 10485760, func(c *Config) { c.Now = now }); err != nil {
+				t.Fatal(err)
+			}
+			before := xmltest.Snapshot(t, dir)
+			if _, ok := before["sm-sport-news-0001.xml.gz"]; !ok {
+				t.Fatalf("night 1 wrote no news sitemap for sport: %v", slices.Sorted(maps.Keys(before)))
+			}
+			in2 := night1.String() // every group keeps its rows
+			if force {
+				in2 = night2.String() // sport loses every row: -100%, forced
+			}
+			rep, _, err := groupRun(t, writeText(t, "in2.csv", header+in2+lost), dir, 10485760,
+				func(c *Config) { c.Now = now.Add(time.Hour); c.Force = force })
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := xmltest.Snapshot(t, dir)
+			for _, g := range rep.Groups {
+				if (g.Group == "lost" || (force && g.Group == "sport")) && (g.URLs != 0 || g.Published) {
+					t.Errorf("group %s: %d URLs, published %v", g.Group, g.URLs, g.Published)
+				}
+			}
+			for name, data := range before {
+				if force && strings.HasPrefix(name, "sm-sport") && !bytes.Equal(after[name], data) {
+					t.Errorf("%s of the group left as it was changed: %d bytes -> %d", name, len(data), len(after[name]))
+				}
+			}
+			for name := range after {
+				if strings.HasPrefix(name, "sm-lost") {
+					t.Errorf("%s written for a group with no URL", name)
+				}
+			}
+			xmltest.ValidateDir(t, dir)
+		})
+	}
+}
