@@ -301,14 +301,17 @@ func (g *grouper) lookup(value []byte, slot *recentGroup) (*set, encode.Reason, 
 	if !ok {
 		var r encode.Reason
 		g.name, r = GroupName(g.name[:0], value)
+		raw := bytes.TrimSpace(value)
 		if r == encode.GroupEmpty && len(g.def) > 0 {
-			g.name, r = append(g.name[:0], g.def...), encode.OK
+			// The default group is the value it names: rows that give
+			// that value are in it too, not a second value of its name.
+			g.name, r, raw = append(g.name[:0], g.def...), encode.OK, g.def
 		}
 		if r != encode.OK {
 			return nil, r, nil
 		}
 		var err error
-		if s, err = g.gs.lookup(g.name, bytes.TrimSpace(value)); err != nil {
+		if s, err = g.gs.lookup(g.name, raw); err != nil {
 			return nil, 0, err
 		}
 		g.cache[string(value)] = s

@@ -330,6 +330,27 @@ func TestDefaultGroup(t *testing.T) {
 	if len(set.Shards) != 1 || len(set.Shards[0].URLs) != 6 || rep.Rejected.ByReason["group_empty"] != 0 || rep.Rejected.ByReason["group_unnameable"] != 6 {
 		t.Errorf("misc: %d shards; rejected %v", len(set.Shards), rep.Rejected.ByReason)
 	}
+
+	// Rows that name the default group are its rows too, whichever comes
+	// first: the default is that value, not another value of its name.
+	for _, first := range []string{"misc", ""} {
+		other := map[string]string{"misc": "", "": "misc"}[first]
+		rows := []string{testBase + "a,," + first, testBase + "b,," + other, testBase + "c,, misc ", testBase + "d,,products"}
+		dir := t.TempDir()
+		rep, _, err := groupRun(t, groupCSV(t, rows), dir, 10485760, func(c *Config) { c.Group.Default = "misc" })
+		if err != nil {
+			t.Fatalf("first %q: %v", first, err)
+		}
+		set := xmltest.ReadSet(t, dir, testBase, "sm-misc.xml", "sm-misc-robots.txt")
+		if len(rep.Groups) != 2 || len(set.Shards) != 1 || len(set.Shards[0].URLs) != 3 {
+			t.Errorf("first %q: %d groups, misc has %d shards", first, len(rep.Groups), len(set.Shards))
+		}
+	}
+	// A value of another case is another value of that name, as always.
+	rows = []string{testBase + "a,,", testBase + "b,,Misc"}
+	if _, _, err := groupRun(t, groupCSV(t, rows), t.TempDir(), 10485760, func(c *Config) { c.Group.Default = "misc" }); !errors.Is(err, ErrGroupCollision) {
+		t.Errorf("Misc beside the default misc: %v, want %v", err, ErrGroupCollision)
+	}
 }
 
 // twoNights publishes sectionRows into a folder and returns it with the
