@@ -185,7 +185,9 @@ func (r *run) destination(ctx context.Context, store sink.Store) (*publish.Desti
 	}
 	ds.mu.Unlock()
 	e.once.Do(func() {
-		e.d, e.err = publish.OpenDestination(ctx, store, publish.NewLayout(r.cfg.Name), r.txOptions(nil, Place{}))
+		o := r.txOptions(nil, Place{})
+		o.Groups = store == r.cfg.Sink // the groups' sets are NAME-GROUP here; in a folder of their own, NAME
+		e.d, e.err = publish.OpenDestination(ctx, store, publish.NewLayout(r.cfg.Name), o)
 	})
 	return e.d, e.err
 }

@@ -90,8 +90,10 @@ func (d *Destination) confirm(ctx context.Context) error {
 
 // OpenDestination takes the lock of store named after l (the lock of the
 // set l names, so that a run publishing that set alone and a run
-// publishing groups beside it exclude each other) and lists the store. The
-// lock is held until Close.
+// publishing groups beside it exclude each other) and lists the store.
+// With opt.Groups (the groups' sets are l's name and the group's, side by
+// side) a live lock of any set NAME-… there refuses the run: a run of a
+// group's set alone. The lock is held until Close.
 func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Destination, err error) {
 	d := &Destination{store: store, name: l.Stem(), log: opt.Log}
 	if d.log == nil {
@@ -102,7 +104,7 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if d.lock, err = lk.Lock(ctx, l.Lock(), owner(), ttl); err != nil {
+		if d.lock, err = lk.Lock(ctx, l.Lock(), sink.Holder{Owner: owner(), Groups: opt.Groups}, ttl); err != nil {
 			return nil, err
 		}
 	}
@@ -112,6 +114,12 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 		return nil, err
 	}
 	d.before, d.info = t.before, t.info
+	if lk, ok := store.(sink.Locker); ok && opt.Groups {
+		if err := d.setsHeld(ctx, lk); err != nil {
+			d.Close(ctx)
+			return nil, err
+		}
+	}
 	return d, nil
 }
 
@@ -331,4 +339,25 @@ func (d *Destination) putAll(ctx context.Context, txs []*Tx, files []sink.File, 
 		return fmt.Errorf("write %s: %w", files[len(placed)].Name, err)
 	}
 	return err
+}
+
+// setsHeld returns a *sink.LockedError, wrapped, when a live run holds the
+// lock of a set NAME-… in the listing: a run of one of the groups' sets
+// alone. Locks are in the listing only while taken (a released one is
+// removed), so a run usually looks at none.
+func (d *Destination) setsHeld(ctx context.Context, lk sink.Locker) error {
+	for _, n := range d.before {
+		stem, ok := strings.CutPrefix(n, "."+d.name+"-")
+		if !ok || !strings.HasSuffix(stem, ".lock") {
+			continue
+		}
+		stem = d.name + "-" + strings.TrimSuffix(stem, ".lock")
+		if ValidStem(stem) != nil || n != NewLayout(stem).Lock() {
+			continue
+		}
+		if err := lk.Held(ctx, n); err != nil {
+			return fmt.Errorf("a run of set %s alone may publish a group of this grouped run: %w", stem, err)
+		}
+	}
+	return nil
 }

@@ -84,8 +84,8 @@ type countedLock struct {
 	c *countingRenews
 }
 
-func (c *countingRenews) Lock(ctx context.Context, name, owner string, ttl time.Duration) (sink.Lock, error) {
-	l, err := c.Local.Lock(ctx, name, owner, ttl)
+func (c *countingRenews) Lock(ctx context.Context, name string, who sink.Holder, ttl time.Duration) (sink.Lock, error) {
+	l, err := c.Local.Lock(ctx, name, who, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +170,8 @@ type checkedLocks struct {
 	lost  atomic.Bool
 }
 
-func (c *checkedLocks) Lock(ctx context.Context, name, owner string, ttl time.Duration) (sink.Lock, error) {
-	l, err := c.Local.Lock(ctx, name, owner, ttl)
+func (c *checkedLocks) Lock(ctx context.Context, name string, who sink.Holder, ttl time.Duration) (sink.Lock, error) {
+	l, err := c.Local.Lock(ctx, name, who, ttl)
 	if err != nil {
 		return nil, err
 	}

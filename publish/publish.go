@@ -73,6 +73,11 @@ type Options struct {
 	// the other sets published there by the same run: Begin takes neither
 	// itself, and the lock is the Destination's to release.
 	Destination *Destination
+	// Groups, for OpenDestination: the destination holds a grouped run's
+	// sets side by side, NAME-GROUP. Its lock says so, and a live lock of
+	// a set NAME-… there (a run of one group's set alone) refuses the run,
+	// as that run refuses while this one holds the destination.
+	Groups bool
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -157,7 +162,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if t.lock, err = lk.Lock(ctx, l.Lock(), owner(), ttl); err != nil {
+		if t.lock, err = lk.Lock(ctx, l.Lock(), sink.Holder{Owner: owner()}, ttl); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -165,6 +170,9 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 				t.release()
 			}
 		}()
+		if err := groupedHolder(ctx, lk, l.Stem()); err != nil {
+			return nil, err
+		}
 	}
 	if t.dest == nil {
 		if err := t.list(ctx); err != nil {
@@ -327,6 +335,28 @@ func (t *Tx) modified(f File, now string) string {
 func owner() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("sitemapgen pid %d on %s", os.Getpid(), host)
+}
+
+// groupedHolder returns a *sink.LockedError when a grouped run holds the
+// lock of a set whose groups stem could be one of (stem sitemap-a-b: the
+// groups a-b of sitemap and b of sitemap-a): it may publish this very set.
+// Looked at after taking stem's own lock, as the grouped run looks at the
+// sets' locks after taking its own, so that of two runs that overlap at
+// least one sees the other.
+func groupedHolder(ctx context.Context, lk sink.Locker, stem string) error {
+	for i := len(stem) - 1; i > 0; i-- {
+		if stem[i] != '-' || ValidStem(stem[:i]) != nil {
+			continue
+		}
+		err := lk.Held(ctx, NewLayout(stem[:i]).Lock())
+		if le, ok := errors.AsType[*sink.LockedError](err); ok && !le.Holder.Groups {
+			continue // a set of that name alone: its files are not this set's
+		}
+		if err != nil {
+			return fmt.Errorf("set %s is group %s of set %s: %w", stem, stem[i+1:], stem[:i], err)
+		}
+	}
+	return nil
 }
 
 // release gives up the lock, if any; a publish that cannot release it says

@@ -28,9 +28,9 @@ import (
 // replaced by a rename while Lock holds its flock. Release removes the
 // file while still holding it; a run that locked the removed file sees
 // that the name now leads elsewhere and tries again.
-func (l *Local) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
+func (l *Local) Lock(ctx context.Context, name string, who Holder, ttl time.Duration) (Lock, error) {
 	path := filepath.Join(l.dir, name)
-	h := Holder{Owner: owner, Token: newToken()}
+	h := Holder{Owner: who.Owner, Groups: who.Groups, Token: newToken()}
 	var f *os.File // the locked temporary file
 	defer func() {
 		if f != nil {
@@ -232,4 +232,28 @@ func (l *Local) Unlock(ctx context.Context, name string, force bool) (Holder, er
 		return h, fmt.Errorf("unlock %s: %w", path, err)
 	}
 	return h, nil
+}
+
+// Held looks at the lock file name: held when a process holds its flock
+// (a shared flock of ours fails). The shared flock, taken for a moment
+// when the file is stale, can make a run taking the lock just then find it
+// held: that run exits, publishing nothing, and never overlaps another.
+func (l *Local) Held(ctx context.Context, name string) error {
+	path := filepath.Join(l.dir, name)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look at lock %s: %w", path, err)
+	}
+	defer f.Close() // drops the shared flock
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return &LockedError{Lock: path, Holder: readHolder(f)}
+	case err != nil:
+		return fmt.Errorf("look at lock %s: %w", path, err)
+	}
+	return nil
 }

@@ -151,7 +151,7 @@ func BenchmarkLocalPuts(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		lk, err := l.Lock(ctx, ".sm.lock", "bench", 0)
+		lk, err := l.Lock(ctx, ".sm.lock", Holder{Owner: "bench"}, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestLocalLockTempPruned(t *testing.T) {
 		}
 	}
 	defer func() { testHookBeforeLink = nil }()
-	lk, err := l.Lock(context.Background(), ".sm.lock", "run A", 0)
+	lk, err := l.Lock(context.Background(), ".sm.lock", Holder{Owner: "run A"}, 0)
 	if err != nil || pruned != 2 {
 		t.Fatalf("Lock after its temporary file was removed twice: %v (removed %d)", err, pruned)
 	}

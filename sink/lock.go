@@ -18,14 +18,21 @@ var ErrLocked = errors.New("another run holds the destination")
 // Locker is a Store on which one run at a time can hold a named lock, so
 // that runs overlapping on one destination never interleave their writes.
 type Locker interface {
-	// Lock takes the lock name for owner (a description for people: host,
-	// process), or fails with a *LockedError that says who holds it. Each
-	// Lock draws a random token that it stores in the lock: a holder is
-	// known by it, never by the owner text, which two runs in containers
-	// (PID 1 on the same host name) share. A store that cannot see a
-	// holder die (S3) lets a lock expire ttl after its last renewal; the
-	// Lock renews itself while held.
-	Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error)
+	// Lock takes the lock name for who (its Owner, a description for
+	// people: host, process; and Groups), or fails with a *LockedError that
+	// says who holds it. Each Lock draws a random token that it stores in
+	// the lock, with who's Owner and Groups: a holder is known by it, never
+	// by the owner text, which two runs in containers (PID 1 on the same
+	// host name) share. A store that cannot see a holder die (S3) lets a
+	// lock expire ttl after its last renewal; the Lock renews itself while
+	// held.
+	Lock(ctx context.Context, name string, who Holder, ttl time.Duration) (Lock, error)
+	// Held returns a *LockedError naming the holder of the lock name when
+	// a live run holds it, and nil when none does (no lock, or a stale
+	// one, which it leaves). It takes nothing: a run that holds a lock of
+	// its own looks with it at a lock whose holder may publish the same
+	// files (a grouped run's groups and their sets run alone).
+	Held(ctx context.Context, name string) error
 	// Unlock removes the lock name by hand and returns what it recorded of
 	// its holder. Without force it removes only a stale lock (expired, or
 	// held by no process) and refuses a live one with a *LockedError;
@@ -33,6 +40,11 @@ type Locker interface {
 	// the holder is dead. No lock: an error wrapping fs.ErrNotExist.
 	Unlock(ctx context.Context, name string, force bool) (Holder, error)
 }
+
+var (
+	_ Locker = (*Local)(nil)
+	_ Locker = (*S3)(nil)
+)
 
 // Lock is a held lock.
 type Lock interface {
@@ -57,6 +69,10 @@ type Holder struct {
 	Acquired time.Time `json:"acquired,omitzero"` // when the lock was taken
 	Renewed  time.Time `json:"renewed,omitzero"`  // when it was last written (S3)
 	Expires  time.Time `json:"expires,omitzero"`  // S3: when it expires unless renewed; zero: when its process ends
+	// Groups marks the lock of a grouped run whose groups' sets, NAME-GROUP,
+	// share the destination: a run of one of those sets alone (its own
+	// lock, .NAME-GROUP.lock) must not overlap it.
+	Groups bool `json:"groups,omitempty"`
 }
 
 // Run returns the first 8 digits of the token: enough to tell runs apart in
@@ -72,6 +88,9 @@ func (h Holder) String() string {
 	}
 	if h.Token != "" {
 		fmt.Fprintf(&b, " (run %s)", printable(h.Run(), 8))
+	}
+	if h.Groups {
+		b.WriteString(", publishing groups")
 	}
 	if !h.Acquired.IsZero() {
 		b.WriteString(" since " + stamp(h.Acquired))

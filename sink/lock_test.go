@@ -25,14 +25,26 @@ import (
 // refusal says who holds it, and a released lock can be taken again.
 func testLock(t *testing.T, s sink.Locker) {
 	ctx := context.Background()
-	a, err := s.Lock(ctx, ".x.lock", "run A", time.Minute)
+	if err := s.Held(ctx, ".x.lock"); err != nil {
+		t.Fatalf("Held before any Lock: %v", err)
+	}
+	a, err := s.Lock(ctx, ".x.lock", sink.Holder{Owner: "run A", Groups: true}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lock(ctx, ".x.lock", "run B", time.Minute); !errors.Is(err, sink.ErrLocked) || !strings.Contains(err.Error(), "run A") {
+	// Held names the holder and says it publishes groups, and takes
+	// nothing: the holder keeps it.
+	le, ok := errors.AsType[*sink.LockedError](s.Held(ctx, ".x.lock"))
+	if !ok || le.Holder.Owner != "run A" || !le.Holder.Groups || !strings.Contains(le.Error(), "publishing groups") {
+		t.Fatalf("Held of a held lock: %v", le)
+	}
+	if err := a.Err(); err != nil {
+		t.Fatalf("held lock after Held: Err %v", err)
+	}
+	if _, err := s.Lock(ctx, ".x.lock", sink.Holder{Owner: "run B"}, time.Minute); !errors.Is(err, sink.ErrLocked) || !strings.Contains(err.Error(), "run A") {
 		t.Fatalf("second Lock: %v, want ErrLocked naming run A", err)
 	}
-	y, err := s.Lock(ctx, ".y.lock", "run B", time.Minute)
+	y, err := s.Lock(ctx, ".y.lock", sink.Holder{Owner: "run B"}, time.Minute)
 	if err != nil {
 		t.Fatalf("another name: %v", err)
 	}
@@ -43,9 +55,15 @@ func testLock(t *testing.T, s sink.Locker) {
 	if err := a.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.Lock(ctx, ".x.lock", "run B", time.Minute)
+	if err := s.Held(ctx, ".x.lock"); err != nil {
+		t.Fatalf("Held after Release: %v", err)
+	}
+	b, err := s.Lock(ctx, ".x.lock", sink.Holder{Owner: "run B"}, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock after Release: %v", err)
+	}
+	if le, ok := errors.AsType[*sink.LockedError](s.Held(ctx, ".x.lock")); !ok || le.Holder.Groups || strings.Contains(le.Error(), "groups") {
+		t.Fatalf("Held of a lock of no groups: %v", le)
 	}
 	if err := b.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -69,7 +87,13 @@ func TestLocalLock(t *testing.T) {
 	path := filepath.Join(dir, ".x.lock")
 	os.WriteFile(path, []byte(`{"owner":"sitemapgen pid 7 on etl-3","token":"89abcdef0123456789abcdef01234567","acquired":"2026-01-01T00:00:00Z"}`), 0o644)
 	ctx := context.Background()
-	c, err := l.Lock(ctx, ".x.lock", "run C", 0)
+	if err := l.Held(ctx, ".x.lock"); err != nil {
+		t.Fatalf("Held of a stale file: %v", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("Held removed the stale file: %v", err)
+	}
+	c, err := l.Lock(ctx, ".x.lock", sink.Holder{Owner: "run C"}, 0)
 	if err != nil {
 		t.Fatalf("Lock over a stale file: %v", err)
 	}
@@ -79,7 +103,7 @@ func TestLocalLock(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("lock file: %v, %v, want readable by all", fi, err)
 	}
-	if _, err := l.Lock(ctx, ".x.lock", "run D", 0); !errors.Is(err, sink.ErrLocked) || !strings.Contains(err.Error(), "run C") {
+	if _, err := l.Lock(ctx, ".x.lock", sink.Holder{Owner: "run D"}, 0); !errors.Is(err, sink.ErrLocked) || !strings.Contains(err.Error(), "run C") {
 		t.Errorf("Lock of the taken-over file: %v, want ErrLocked naming run C", err)
 	}
 	if err := c.Release(ctx); err != nil {
@@ -100,7 +124,7 @@ func TestS3Lock(t *testing.T) {
 
 	// A live holder renews: after several ttls it still holds, and a
 	// newcomer is still refused.
-	a, err := s.Lock(ctx, ".r.lock", "run A", 600*time.Millisecond)
+	a, err := s.Lock(ctx, ".r.lock", sink.Holder{Owner: "run A"}, 600*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +132,7 @@ func TestS3Lock(t *testing.T) {
 	if err := a.Err(); err != nil {
 		t.Fatalf("renewed lock: %v", err)
 	}
-	if _, err := s.Lock(ctx, ".r.lock", "run B", time.Minute); !errors.Is(err, sink.ErrLocked) {
+	if _, err := s.Lock(ctx, ".r.lock", sink.Holder{Owner: "run B"}, time.Minute); !errors.Is(err, sink.ErrLocked) {
 		t.Fatalf("Lock of a renewed lock: %v", err)
 	}
 	// Another writer replaces it behind the holder's back: the next renewal
@@ -127,12 +151,15 @@ func TestS3Lock(t *testing.T) {
 	}
 
 	// A holder that died (no renewals) is taken over once its lock expires.
-	if _, err := s.Lock(ctx, ".d.lock", "dead run", 300*time.Millisecond); err != nil {
+	if _, err := s.Lock(ctx, ".d.lock", sink.Holder{Owner: "dead run"}, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	// Simulate the death: nothing renews a lock whose expiry is past.
 	s3test.Put(t, c, bucket, "p/.d.lock", []byte(`{"owner":"dead run","expires":"2000-01-01T00:00:00Z"}`))
-	d, err := s.Lock(ctx, ".d.lock", "run C", time.Minute)
+	if err := s.Held(ctx, ".d.lock"); err != nil {
+		t.Fatalf("Held of an expired lock: %v", err)
+	}
+	d, err := s.Lock(ctx, ".d.lock", sink.Holder{Owner: "run C"}, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock of an expired lock: %v", err)
 	}
@@ -176,7 +203,7 @@ func TestS3LockReleasedWhileRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Lock(ctx, ".z.lock", "run B", time.Minute)
+	l, err := s.Lock(ctx, ".z.lock", sink.Holder{Owner: "run B"}, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock of a lock released while being read: %v", err)
 	}
@@ -248,12 +275,12 @@ func TestS3LockSameOwner(t *testing.T) {
 	s, _, _ := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
 	before := time.Now().Add(-time.Second)
-	a, err := s.Lock(ctx, ".x.lock", "sitemapgen pid 1 on ctr", time.Minute)
+	a, err := s.Lock(ctx, ".x.lock", sink.Holder{Owner: "sitemapgen pid 1 on ctr"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Release(ctx)
-	_, err = s.Lock(ctx, ".x.lock", "sitemapgen pid 1 on ctr", time.Minute)
+	_, err = s.Lock(ctx, ".x.lock", sink.Holder{Owner: "sitemapgen pid 1 on ctr"}, time.Minute)
 	var le *sink.LockedError
 	if !errors.As(err, &le) || !errors.Is(err, sink.ErrLocked) {
 		t.Fatalf("second Lock with the same owner text: %v, want a *LockedError", err)
@@ -281,7 +308,7 @@ func TestS3LockSameOwner(t *testing.T) {
 func TestS3LockCreateAnswerLost(t *testing.T) {
 	s, c, bucket, lost := losingFirstAnswer(t, "p/.c.lock", "If-None-Match")
 	ctx := context.Background()
-	l, err := s.Lock(ctx, ".c.lock", "run A", time.Minute)
+	l, err := s.Lock(ctx, ".c.lock", sink.Holder{Owner: "run A"}, time.Minute)
 	if lost.Load() < 2 {
 		t.Fatalf("the create was not retried (%d attempts)", lost.Load())
 	}
@@ -300,7 +327,7 @@ func TestS3LockCreateAnswerLost(t *testing.T) {
 func TestS3LockRenewalAnswerLost(t *testing.T) {
 	s, c, bucket, lost := losingFirstAnswer(t, "p/.r.lock", "If-Match")
 	ctx := context.Background()
-	l, err := s.Lock(ctx, ".r.lock", "run A", 3*time.Second)
+	l, err := s.Lock(ctx, ".r.lock", sink.Holder{Owner: "run A"}, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +348,7 @@ func TestS3LockRenewalAnswerLost(t *testing.T) {
 func TestS3LockRemovedWhileHeld(t *testing.T) {
 	s, c, bucket := s3Store(t, sink.S3Options{}, nil)
 	ctx := context.Background()
-	a, err := s.Lock(ctx, ".u.lock", "run A", 3*time.Second)
+	a, err := s.Lock(ctx, ".u.lock", sink.Holder{Owner: "run A"}, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +362,7 @@ func TestS3LockRemovedWhileHeld(t *testing.T) {
 	if a.Err() == nil {
 		t.Fatal("a lock removed while held is not reported lost at the next renewal")
 	}
-	b, err := s.Lock(ctx, ".u.lock", "run B", time.Minute)
+	b, err := s.Lock(ctx, ".u.lock", sink.Holder{Owner: "run B"}, time.Minute)
 	if err != nil {
 		t.Fatalf("Lock of a removed lock: %v", err)
 	}
@@ -362,7 +389,7 @@ func TestS3LockStalledRenewal(t *testing.T) {
 		return nil
 	})
 	ctx := context.Background()
-	l, err := s.Lock(ctx, ".s.lock", "run A", 600*time.Millisecond)
+	l, err := s.Lock(ctx, ".s.lock", sink.Holder{Owner: "run A"}, 600*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +417,7 @@ func TestS3Unlock(t *testing.T) {
 		t.Fatalf("Unlock left %q", keys)
 	}
 
-	live, err := s.Lock(ctx, ".sitemap.lock", "run A", time.Minute)
+	live, err := s.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "run A"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +479,7 @@ func TestLocalUnlock(t *testing.T) {
 		t.Fatalf("stale lock left: %v", err)
 	}
 
-	a, err := l.Lock(ctx, ".sitemap.lock", "run A", 0)
+	a, err := l.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "run A"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,12 +499,12 @@ func TestLocalUnlock(t *testing.T) {
 	if err := a.Renew(ctx); err == nil {
 		t.Fatal("Renew of a lock removed by force: nil error")
 	}
-	b, err := l.Lock(ctx, ".sitemap.lock", "run B", 0)
+	b, err := l.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "run B"}, 0)
 	if err != nil {
 		t.Fatalf("Lock after a forced Unlock: %v", err)
 	}
 	a.Release(ctx)
-	if _, err := l.Lock(ctx, ".sitemap.lock", "run C", 0); !errors.Is(err, sink.ErrLocked) {
+	if _, err := l.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "run C"}, 0); !errors.Is(err, sink.ErrLocked) {
 		t.Fatalf("the forced-out holder's Release removed run B's lock: run C got %v", err)
 	}
 	b.Release(ctx)
@@ -500,7 +527,7 @@ func TestLocalLockNeverSeenUnheld(t *testing.T) {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			lk, err := l.Lock(ctx, ".sitemap.lock", "the taker", 0)
+			lk, err := l.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "the taker"}, 0)
 			if err != nil {
 				if !errors.Is(err, sink.ErrLocked) && ctx.Err() == nil {
 					done <- err

@@ -26,8 +26,8 @@ import (
 // what the object says. S3 cannot see a holder die, so a lock expires ttl
 // after its last renewal; while held it is renewed every ttl/3. A lock
 // found expired is taken over.
-func (s *S3) Lock(ctx context.Context, name, owner string, ttl time.Duration) (Lock, error) {
-	l := &s3Lock{s: s, name: name, h: Holder{Owner: owner, Token: newToken()}, ttl: ttl,
+func (s *S3) Lock(ctx context.Context, name string, who Holder, ttl time.Duration) (Lock, error) {
+	l := &s3Lock{s: s, name: name, h: Holder{Owner: who.Owner, Groups: who.Groups, Token: newToken()}, ttl: ttl,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.h.Acquired = time.Now()
 	etag, err := l.put(ctx, nil)
@@ -286,6 +286,21 @@ func (s *S3) Unlock(ctx context.Context, name string, force bool) (Holder, error
 		return h, fmt.Errorf("unlock %s%s: %w", s, name, explain(err, s.opt.Bucket))
 	}
 	return h, nil
+}
+
+// Held reads the lock object name: held until its expiry. An object that
+// is not a lock's JSON is stale, as Unlock takes it.
+func (s *S3) Held(ctx context.Context, name string) error {
+	h, _, err := s.readLock(ctx, name, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case time.Now().Before(h.Expires):
+		return &LockedError{Lock: s.String() + name, Holder: h, Expiry: true}
+	}
+	return nil
 }
 
 // isNoSuchKey reports a request on an object that does not exist.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // TestGroupByHost: one export of five hosts, each host's set under its own
@@ -426,4 +427,120 @@ func TestGroupsS3StepsAtOnce(t *testing.T) {
 		t.Errorf("%d connections for at most %d requests in flight: connections were not kept", conns, most)
 	}
 	t.Logf("%d groups: at most %d requests in flight, %d connections", groups, most, conns)
+}
+
+// TestGroupsAndASetAloneExclude: a grouped run and a run of one group's
+// set alone (--name NAME-GROUP) write the same files, so they never
+// overlap: whichever holds its lock first, the other exits 1 and publishes
+// nothing. A run of set NAME alone (no groups) does not shut out a run of
+// NAME-GROUP. In a folder and on S3.
+func TestGroupsAndASetAloneExclude(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	inB := filepath.Join(dir, "b.csv")
+	var all, b strings.Builder
+	all.WriteString("loc,section\n")
+	b.WriteString("loc,section\n")
+	for i := range 60 {
+		fmt.Fprintf(&all, "%s%c/%d,%c\n", base, 'a'+i%2, i, 'a'+i%2)
+		if i%2 == 1 {
+			fmt.Fprintf(&b, "%sb/%d-alone,b\n", base, i)
+		}
+	}
+	if err := os.WriteFile(in, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inB, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, where := range []string{"folder", "s3"} {
+		t.Run(where, func(t *testing.T) {
+			ctx := context.Background()
+			var store interface {
+				sink.Store
+				sink.Locker
+			}
+			var out []string
+			var files func() map[string]string // name: content, the locks left out
+			if where == "folder" {
+				folder := filepath.Join(t.TempDir(), "out")
+				l, err := sink.NewLocal(folder)
+				if err != nil {
+					t.Fatal(err)
+				}
+				store, out = l, []string{"--out", folder}
+				files = func() map[string]string {
+					m := map[string]string{}
+					for n, b := range xmltest.Snapshot(t, folder) {
+						if !strings.HasSuffix(n, ".lock") {
+							m[n] = string(b)
+						}
+					}
+					return m
+				}
+			} else {
+				e := newS3Env(t)
+				s, err := sink.NewS3(ctx, sink.S3Options{Bucket: e.bucket, Prefix: e.prefix, Endpoint: e.ep, PathStyle: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				store, out = s, []string{"--out", "s3://" + e.bucket + "/" + e.prefix, "--s3-endpoint", e.ep, "--s3-path-style"}
+				files = func() map[string]string {
+					m := map[string]string{}
+					for _, k := range s3test.Keys(t, e.c, e.bucket, e.prefix) {
+						if !strings.HasSuffix(k, ".lock") {
+							m[k] = string(s3test.Get(t, e.c, e.bucket, k).Data)
+						}
+					}
+					return m
+				}
+			}
+			run := func(extra ...string) (int, string) {
+				args := append(append([]string{"generate", "--public-url", base, "--now", "2026-11-20T02:00:00Z"}, out...), extra...)
+				code, _, stderr := sitemapgen(t, "", args...)
+				return code, stderr
+			}
+			hold := func(name string, groups bool) sink.Lock {
+				l, err := store.Lock(ctx, name, sink.Holder{Owner: "the other run", Groups: groups}, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+
+			// A run of sitemap-b alone holds its lock: the grouped run is refused.
+			lk := hold(".sitemap-b.lock", false)
+			if code, stderr := run("--group-by", "section", in); code != 1 || !strings.Contains(stderr, "another run holds the destination") ||
+				!strings.Contains(stderr, "set sitemap-b alone") || !strings.Contains(stderr, "the other run") {
+				t.Fatalf("grouped run beside a run of sitemap-b: exit %d\n%s", code, stderr)
+			}
+			if f := files(); len(f) != 0 {
+				t.Fatalf("the refused grouped run left %v", slices.Sorted(maps.Keys(f)))
+			}
+			lk.Release(ctx)
+			if code, stderr := run("--group-by", "section", in); code != 0 {
+				t.Fatalf("grouped run: exit %d\n%s", code, stderr)
+			}
+			published := files()
+
+			// A grouped run holds the destination: a run of sitemap-b alone is refused.
+			lk = hold(".sitemap.lock", true)
+			if code, stderr := run("--name", "sitemap-b", inB); code != 1 || !strings.Contains(stderr, "another run holds the destination") ||
+				!strings.Contains(stderr, "group b of set sitemap") || !strings.Contains(stderr, "publishing groups") {
+				t.Fatalf("run of sitemap-b beside a grouped run: exit %d\n%s", code, stderr)
+			}
+			if f := files(); !maps.Equal(f, published) {
+				t.Fatalf("the refused run of sitemap-b changed the destination")
+			}
+			lk.Release(ctx)
+
+			// A run of set sitemap alone holds its lock: it publishes no
+			// group, and sitemap-b's run goes ahead.
+			lk = hold(".sitemap.lock", false)
+			defer lk.Release(ctx)
+			if code, stderr := run("--name", "sitemap-b", inB); code != 0 {
+				t.Fatalf("run of sitemap-b beside a run of sitemap: exit %d\n%s", code, stderr)
+			}
+		})
+	}
 }

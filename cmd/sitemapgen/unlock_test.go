@@ -45,7 +45,7 @@ func TestUnlockS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := s.Lock(context.Background(), ".news.lock", "sitemapgen pid 4121 on etl-4", time.Minute)
+	live, err := s.Lock(context.Background(), ".news.lock", sink.Holder{Owner: "sitemapgen pid 4121 on etl-4"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestUnlockFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := l.Lock(context.Background(), ".sitemap.lock", "sitemapgen pid 4121 on etl-3", 0)
+	live, err := l.Lock(context.Background(), ".sitemap.lock", sink.Holder{Owner: "sitemapgen pid 4121 on etl-3"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
