@@ -213,6 +213,7 @@ type grouper struct {
 	encs   []*encode.Encoder // by group index, when they do not
 	newEnc func(*set) *encode.Encoder
 	any    *encode.Encoder // no scope: finds the host of a loc (ByHost)
+	proto  []byte          // ByHost: a "//host/…" loc given a scheme
 	cache  map[string]*set // value (as read, or a host) -> its set
 	recent [recentSlots]recentGroup
 	name   []byte // scratch
@@ -233,7 +234,10 @@ type grouper struct {
 func (g *grouper) group(b *Batch, i int) (*set, encode.Reason, error) {
 	var value []byte
 	if g.byHost {
-		value = g.hostOf(b.Field(input.Loc, i))
+		var r encode.Reason
+		if value, r = g.hostOf(b.Field(input.Loc, i)); r != encode.OK {
+			return nil, r, nil
+		}
 	} else {
 		value = b.Field(input.Group, i)
 	}
@@ -324,24 +328,34 @@ func (g *grouper) lookup(value []byte, slot *recentGroup) (*set, encode.Reason, 
 }
 
 // hostOf returns the host of loc as the encoder writes it (lower case,
-// punycode), nil when loc has none (a path, or not a URL): the group of
-// such a row is the default group, if any.
-func (g *grouper) hostOf(loc []byte) []byte {
+// punycode); nil for a path, which has none (its group is the default
+// group, if any); or the reason loc is no URL at all (not http, a bad host,
+// a control character...), which is the row's reason to be rejected, not
+// that it has no group.
+func (g *grouper) hostOf(loc []byte) ([]byte, encode.Reason) {
+	if t := bytes.TrimSpace(loc); len(t) > 0 && t[0] == '/' {
+		if len(t) == 1 || t[1] != '/' {
+			return nil, encode.OK // a path: resolved against its group's scope
+		}
+		// "//host/…" takes its scope's scheme; its host is its own.
+		g.proto = append(append(g.proto[:0], "https:"...), t...)
+		loc = g.proto
+	}
 	out, r := g.any.AppendLoc(g.host[:0], loc)
 	g.host = out
 	if r != encode.OK {
-		return nil
+		return nil, r
 	}
 	_, rest, ok := bytes.Cut(out, []byte("://"))
 	if !ok {
-		return nil
+		return nil, encode.OK
 	}
 	for k, c := range rest {
 		if c == '/' || c == ':' {
-			return rest[:k]
+			return rest[:k], encode.OK
 		}
 	}
-	return rest
+	return rest, encode.OK
 }
 
 // groupPlace returns where group name goes: Grouping.Place's answer, or

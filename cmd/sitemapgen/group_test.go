@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -542,5 +544,56 @@ func TestGroupsAndASetAloneExclude(t *testing.T) {
 				t.Fatalf("run of sitemap-b beside a run of sitemap: exit %d\n%s", code, stderr)
 			}
 		})
+	}
+}
+
+// TestGroupByHostRejectReasons: by host, a loc that is no URL is rejected
+// for what is wrong with it, not as a row of no group; a path has no host
+// (group_empty); "//host/…" is that host's, in its scope's scheme.
+func TestGroupByHostRejectReasons(t *testing.T) {
+	dir := t.TempDir()
+	rows := []struct{ loc, reason string }{
+		{"https://a.example.com/p/1", ""},
+		{"//a.example.com/p/2", ""},
+		{"ftp://a.example.com/x", "not_http_url"},
+		{"https://" + strings.Repeat("a", 70) + ".example.com/x", "bad_host"},
+		{"https://a.example.com:99999/x", "bad_port"},
+		{"/relative/path", "group_empty"},
+		{"https://user:pw@a.example.com/x", "userinfo"},
+		{"\"https://a.example.com/\x01\"", "control_character"},
+		{"\"  \"", "empty_loc"},
+	}
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for _, r := range rows {
+		in.WriteString(r.loc + "\n")
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rejects := filepath.Join(dir, "rejects.csv")
+	report := filepath.Join(dir, "report.json")
+	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/",
+		"--out", filepath.Join(dir, "out", "{group}"), "--rejects", rejects, "--report", report, input)
+	if rep := readReport(t, report); code != 0 || len(rep.Groups) != 1 || rep.Groups[0].URLs != 2 {
+		t.Fatalf("exit %d, report %+v\n%s", code, rep.Groups, stderr)
+	}
+	b, err := os.ReadFile(rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{} // row number: reason
+	for _, r := range recs[1:] {
+		got[r[1]] = r[2]
+	}
+	for i, r := range rows {
+		if want := r.reason; got[strconv.Itoa(i+2)] != want {
+			t.Errorf("row %d %q: rejected as %q, want %q", i+2, r.loc, got[strconv.Itoa(i+2)], want)
+		}
 	}
 }
