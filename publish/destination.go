@@ -347,12 +347,10 @@ func (d *Destination) putAll(ctx context.Context, txs []*Tx, files []sink.File, 
 // removed), so a run usually looks at none.
 func (d *Destination) setsHeld(ctx context.Context, lk sink.Locker) error {
 	for _, n := range d.before {
-		stem, ok := strings.CutPrefix(n, "."+d.name+"-")
-		if !ok || !strings.HasSuffix(stem, ".lock") {
-			continue
-		}
-		stem = d.name + "-" + strings.TrimSuffix(stem, ".lock")
-		if ValidStem(stem) != nil || n != NewLayout(stem).Lock() {
+		rest, ok := strings.CutPrefix(n, "."+d.name+"-")
+		group, isLock := strings.CutSuffix(rest, ".lock")
+		stem := d.name + "-" + group
+		if !ok || !isLock || ValidStem(stem) != nil {
 			continue
 		}
 		if err := lk.Held(ctx, n); err != nil {
