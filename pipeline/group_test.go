@@ -146,16 +146,23 @@ func checkSeparateRuns(t *testing.T, dir string, bySection map[string][]string, 
 	}
 }
 
+// newsLines returns the header of newsInput's CSV with a section column
+// added, and its lines, the header first (fresh and old as newsInput's).
+func newsLines(t *testing.T, now time.Time, fresh, old int) (header string, lines []string) {
+	t.Helper()
+	raw, err := os.ReadFile(newsInput(t, now, 0, fresh, old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSpace(string(raw)), "\n")
+	return lines[0] + ",section\n", lines
+}
+
 // TestGroupsNews: news sitemaps too are cut per group, as separate runs
 // cut them, an empty one for a group with no fresh article.
 func TestGroupsNews(t *testing.T) {
 	now := testNow.AddDate(0, 0, 1)
-	raw, err := os.ReadFile(newsInput(t, now, 0, 1500, 30))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	header := lines[0] + ",section\n"
+	header, lines := newsLines(t, now, 1500, 30)
 	bySection := map[string][]string{}
 	var rows []string
 	for i, l := range lines[1:] {
@@ -940,12 +947,7 @@ func FuzzEncodeGrouped(f *testing.F) {
 // file, forced or not.
 func TestGroupNoURLNewsUntouched(t *testing.T) {
 	now := testNow.AddDate(0, 0, 1)
-	raw, err := os.ReadFile(newsInput(t, now, 0, 40, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	header := lines[0] + ",section\n"
+	header, lines := newsLines(t, now, 40, 0)
 	lost := "https://elsewhere.example/x,2026-01-01,,,,,lost\n" // a new group, out of scope
 	var night1, night2 strings.Builder
 	for i, l := range lines[1:] {

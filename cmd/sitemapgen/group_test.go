@@ -21,6 +21,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -89,10 +90,7 @@ func TestGroupByHost(t *testing.T) {
 // scope of one host, which would reject every other host's rows and still
 // succeed.
 func TestGroupUsage(t *testing.T) {
-	input := filepath.Join(t.TempDir(), "in.csv")
-	if err := os.WriteFile(input, []byte("loc\nhttps://a.example.com/x\nhttps://b.example.com/y\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := inputtest.WriteFile(t, "in.csv", []byte("loc\nhttps://a.example.com/x\nhttps://b.example.com/y\n"))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -437,9 +435,6 @@ func TestGroupsS3StepsAtOnce(t *testing.T) {
 // nothing. A run of set NAME alone (no groups) does not shut out a run of
 // NAME-GROUP. In a folder and on S3.
 func TestGroupsAndASetAloneExclude(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.csv")
-	inB := filepath.Join(dir, "b.csv")
 	var all, b strings.Builder
 	all.WriteString("loc,section\n")
 	b.WriteString("loc,section\n")
@@ -449,12 +444,8 @@ func TestGroupsAndASetAloneExclude(t *testing.T) {
 			fmt.Fprintf(&b, "%sb/%d-alone,b\n", base, i)
 		}
 	}
-	if err := os.WriteFile(in, []byte(all.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(inB, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := inputtest.WriteFile(t, "in.csv", []byte(all.String()))
+	inB := inputtest.WriteFile(t, "b.csv", []byte(b.String()))
 	for _, where := range []string{"folder", "s3"} {
 		t.Run(where, func(t *testing.T) {
 			ctx := context.Background()
@@ -568,10 +559,7 @@ func TestGroupByHostRejectReasons(t *testing.T) {
 	for _, r := range rows {
 		in.WriteString(r.loc + "\n")
 	}
-	input := filepath.Join(dir, "in.csv")
-	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := inputtest.WriteFile(t, "in.csv", []byte(in.String()))
 	rejects := filepath.Join(dir, "rejects.csv")
 	report := filepath.Join(dir, "report.json")
 	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/",

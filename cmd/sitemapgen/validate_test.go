@@ -14,6 +14,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -118,10 +119,7 @@ func TestValidateSeveralRoots(t *testing.T) {
 	for i := range 90 {
 		fmt.Fprintf(&in, "https://%s/p/%d\n", hosts[i%3], i)
 	}
-	input := filepath.Join(dir, "in.csv")
-	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	input := inputtest.WriteFile(t, "in.csv", []byte(in.String()))
 	out := filepath.Join(dir, "out")
 	if code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/",
 		"--out", filepath.Join(out, "{group}"), "--max-urls", "10", "--cut", "tight", input); code != 0 {
