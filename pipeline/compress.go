@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"hash"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -24,6 +25,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 	if err != nil {
 		return err
 	}
+	h := sha256.New()
 	for s := range in {
 		tx, err := s.set.wait(ctx)
 		if err != nil {
@@ -34,7 +36,8 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		if s.news {
 			name = s.set.layout.News(s.Num)
 		}
-		content := publish.Content{XMLSHA256: sha256.Sum256(s.Data), XMLSize: len(s.Data), Codec: c.ID()}
+		parts := s.Parts()
+		content := publish.Content{XMLSHA256: sum256(h, parts), XMLSize: s.Len(), Codec: c.ID()}
 		if f, ok := r.reuse(ctx, tx, name, content); ok {
 			r.times.hash.Add(int64(time.Since(t)))
 			r.done(s, f)
@@ -43,7 +46,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 		}
 		r.times.hash.Add(int64(time.Since(t)))
 		t = time.Now()
-		gz, err := c.Compress(s.Data)
+		gz, err := c.Compress(parts...)
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", s.Num, err)
 		}
@@ -75,6 +78,16 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 	return nil
 }
 
+// sum256 returns the SHA-256 of the pieces of one file, hashed with h.
+func sum256(h hash.Hash, parts [][]byte) (sum [sha256.Size]byte) {
+	h.Reset()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	h.Sum(sum[:0])
+	return sum
+}
+
 // reuse returns the published file holding content, if the run may reuse
 // one (publish.Tx.Reuse).
 func (r *run) reuse(ctx context.Context, tx *publish.Tx, name string, content publish.Content) (publish.File, bool) {
@@ -104,9 +117,9 @@ func (r *run) done(s cutShard, f publish.File) {
 		*files = append(*files, publish.File{})
 	}
 	(*files)[s.Num-1] = f
-	r.rep.BytesUncompressed += int64(len(s.Data))
+	r.rep.BytesUncompressed += int64(s.Len())
 	r.rep.BytesCompressed += f.Size
-	s.set.bytesU += int64(len(s.Data))
+	s.set.bytesU += int64(s.Len())
 	s.set.bytesC += f.Size
 	r.mu.Unlock()
 	cutter.Recycle(s.Sitemap)

@@ -58,6 +58,7 @@ type run struct {
 	beginSem  chan struct{}
 	shardFree chan *shard.Sitemap // the parked groups' recycled shard buffers
 	liveFree  chan *shard.Sitemap // the live groups' (newCutter)
+	blocks    *shard.Blocks       // the bytes of the only set's sitemaps, or the live groups'
 	maxEntry  int                 // the longest entry a shard takes
 	maxNews   int                 // the longest news entry (0: no news)
 
@@ -141,6 +142,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // taken before the input is read.
 func (r *run) begin(ctx context.Context) error {
 	cfg := &r.cfg
+	r.blocks = shard.NewBlocks(sitemapBlock)
 	if cfg.Group == nil {
 		r.main = &set{layout: publish.NewLayout(cfg.Name), began: make(chan struct{}),
 			place: Place{Name: cfg.Name, PublicURL: cfg.PublicURL, Scope: cfg.Scope, Sink: cfg.Sink, Verify: cfg.Verify}}

@@ -62,19 +62,22 @@ func (s *set) wait(ctx context.Context) (*publish.Tx, error) {
 }
 
 // newCutter returns a cutter of the run's shards. One that cuts as rows
-// come (live) has buffers of a whole shard, as the cutter of a run without
-// groups, which go round all the live groups' cutters: the shards in
-// flight are few (shardRoom), so a live group needs no buffers of its own
-// beyond its open shard (five large groups kept twenty 10 MiB buffers,
-// each allocated and cleared). A parked group's, cut after the input,
-// start small and go round all the parked groups' cutters.
+// come (live) holds its shards in the run's blocks, as the cutter of a run
+// without groups does, and its shards go round all the live groups'
+// cutters: the shards in flight are few (shardRoom), so a live group
+// needs no memory of its own beyond its open shard's blocks (five large
+// groups kept twenty 10 MiB buffers, each allocated and cleared; then
+// eight, each filled in turn to the largest shard it held). A parked
+// group's, cut after the input, start small and go round all the parked
+// groups' cutters.
 func (r *run) newCutter(live bool) *shard.Cutter {
 	o := shard.CutterOptions{MaxURLs: r.cfg.MaxURLs, MaxBytes: r.cfg.MaxBytes,
 		Header: shard.URLSetHeaderSchema(r.namespaces&^encode.NSNews, r.cfg.SchemaLocation), Mode: r.cfg.Cut}
 	switch {
-	case r.groups == nil: // the run's only set: buffers of its own
+	case r.groups == nil: // the run's only set: a free list of its own
+		o.Blocks = r.blocks
 	case live:
-		o.Free = r.liveFree
+		o.Free, o.Blocks = r.liveFree, r.blocks
 	default:
 		o.Free, o.Capacity = r.shardFree, groupShardCapacity
 	}
@@ -98,6 +101,11 @@ func (r *run) newNewsCutter() *shard.Cutter {
 	c, _ := shard.NewCutter(o)
 	return c
 }
+
+// sitemapBlock is the size of the blocks that hold the sitemaps of the
+// run's only set or of its live groups (shard.Blocks): a sitemap's last
+// block is partly empty, 128 KiB on average, for each open or closed one.
+const sitemapBlock = 256 << 10
 
 // groupShardCapacity is the first capacity of a grouped run's shard
 // buffers: most groups of a long tail are small.

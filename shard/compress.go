@@ -73,7 +73,7 @@ func NewCompressor(level, procs int) (*Compressor, error) {
 		return nil, fmt.Errorf("gzip level %d: %w", level, err)
 	}
 	// The header does not depend on the data: pgzip's own, taken once.
-	if _, err := c.compressBlocks(nil); err != nil {
+	if _, err := c.compressBlocks(nil, 0); err != nil {
 		return nil, err
 	}
 	c.header = bytes.Clone(c.out.Bytes()[:gzipHeaderLen])
@@ -109,31 +109,40 @@ func moduleVersion(path string) string {
 	return "(unknown)"
 }
 
-// Compress returns the gzip encoding of data. The result is valid until the
-// next call. The gzip header carries no name and no time, so equal input
-// gives equal output.
-func (c *Compressor) Compress(data []byte) ([]byte, error) {
-	if c.small != nil && len(data) < pgzipBlock {
-		return c.compressBlock(data)
+// Compress returns the gzip encoding of data, the pieces of one file in
+// order (Sitemap.Parts): how it is cut into pieces does not change the
+// output. The result is valid until the next call. The gzip header carries
+// no name and no time, so equal input gives equal output.
+func (c *Compressor) Compress(data ...[]byte) ([]byte, error) {
+	n := 0
+	for _, p := range data {
+		n += len(p)
 	}
-	return c.compressBlocks(data)
+	if c.small != nil && n < pgzipBlock {
+		return c.compressBlock(data, n)
+	}
+	return c.compressBlocks(data, n)
 }
 
 // gzipHeaderLen is the length of a gzip header with no name, comment or
 // extra field.
 const gzipHeaderLen = 10
 
-// compressBlock compresses data, shorter than one pgzip block, into the
-// bytes pgzip writes for it: its header, the block as pgzip's
-// compressBlock deflates a last block (Write, Flush, Close on a flate
-// writer reset with no dictionary), the CRC-32 and the length.
-func (c *Compressor) compressBlock(data []byte) ([]byte, error) {
+// compressBlock compresses data, n bytes in all, shorter than one pgzip
+// block, into the bytes pgzip writes for it: its header, the block as
+// pgzip's compressBlock deflates a last block (Write, Flush, Close on a
+// flate writer reset with no dictionary), the CRC-32 and the length.
+func (c *Compressor) compressBlock(data [][]byte, n int) ([]byte, error) {
 	c.out.Reset()
-	c.out.Grow(len(c.header) + len(data)/3 + 8)
+	c.out.Grow(len(c.header) + n/3 + 8)
 	c.out.Write(c.header)
 	c.small.ResetDict(&c.out, nil)
-	if _, err := c.small.Write(data); err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+	crc := uint32(0)
+	for _, p := range data {
+		if _, err := c.small.Write(p); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		crc = crc32.Update(crc, crc32.IEEETable, p)
 	}
 	if err := c.small.Flush(); err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
@@ -142,21 +151,23 @@ func (c *Compressor) compressBlock(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
 	b := c.out.AvailableBuffer()
-	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(data))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
 	c.out.Write(b)
 	return c.out.Bytes(), nil
 }
 
-// compressBlocks compresses data through the gzip writer.
-func (c *Compressor) compressBlocks(data []byte) ([]byte, error) {
+// compressBlocks compresses data, n bytes, through the gzip writer.
+func (c *Compressor) compressBlocks(data [][]byte, n int) ([]byte, error) {
 	c.out.Reset()
 	// Room for a 3x compression ratio up front, so the buffer is sized once
 	// rather than doubled (leaving garbage) as the output grows.
-	c.out.Grow(len(data) / 3)
+	c.out.Grow(n / 3)
 	c.w.Reset(&c.out)
-	if _, err := c.w.Write(data); err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+	for _, p := range data {
+		if _, err := c.w.Write(p); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
 	}
 	if err := c.w.Close(); err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)

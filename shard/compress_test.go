@@ -73,7 +73,7 @@ func TestCompressSmallAsPgzip(t *testing.T) {
 					t.Fatal(err)
 				}
 				small = bytes.Clone(small)
-				want, err := c.compressBlocks(data)
+				want, err := c.compressBlocks([][]byte{data}, len(data))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,7 +115,7 @@ func BenchmarkCompressSmall(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			c.compressBlocks(data)
+			c.compressBlocks([][]byte{data}, len(data))
 		}
 	})
 }

@@ -148,7 +148,10 @@ type cutShard struct {
 // keepShard appends s, if c cut one, to out and recycles it.
 func keepShard(out *[]cutShard, c *Cutter, s *Sitemap) {
 	if s != nil {
-		*out = append(*out, cutShard{s.Num, s.URLs, string(s.Data)})
+		if s.Len() != len(bytes.Join(s.Parts(), nil)) {
+			panic("Sitemap.Len is not the length of its Parts")
+		}
+		*out = append(*out, cutShard{s.Num, s.URLs, string(bytes.Join(s.Parts(), nil))})
 		c.Recycle(s)
 	}
 }

@@ -58,9 +58,55 @@ func URLSetHeaderSchema(ns encode.Namespaces, schemaLocation bool) string {
 // Sitemap is one sitemap file: the uncompressed bytes of the whole document
 // and what an index needs to know about it.
 type Sitemap struct {
-	Num  int    // 1-based position in the run
-	Data []byte // the whole file: the Cutter's header, entries, Footer
-	URLs int    // entries in Data
+	Num int // 1-based position in the run
+	// Data is the whole file: the Cutter's header, entries, Footer. A
+	// Cutter with Blocks leaves it nil and holds the file in blocks:
+	// Parts and Len read either.
+	Data []byte
+	URLs int // entries in the file
+
+	parts  [][]byte // the file in blocks, each full but the last
+	size   int      // the bytes in parts
+	blocks *Blocks  // of parts
+	one    [1][]byte
+}
+
+// Len returns the length of the file.
+func (s *Sitemap) Len() int {
+	if s.blocks == nil {
+		return len(s.Data)
+	}
+	return s.size
+}
+
+// Parts returns the file as consecutive pieces: Data alone, or its
+// blocks. They are valid until s is recycled.
+func (s *Sitemap) Parts() [][]byte {
+	if s.blocks == nil {
+		s.one[0] = s.Data
+		return s.one[:]
+	}
+	return s.parts
+}
+
+// write appends p to the file.
+func (s *Sitemap) write(p []byte) {
+	if s.blocks == nil {
+		s.Data = append(s.Data, p...)
+		return
+	}
+	s.size += len(p)
+	for len(p) > 0 {
+		last := len(s.parts) - 1
+		if last < 0 || len(s.parts[last]) == cap(s.parts[last]) {
+			s.parts = append(s.parts, s.blocks.Get())
+			last++
+		}
+		b := s.parts[last]
+		n := copy(b[len(b):cap(b)], p)
+		s.parts[last] = b[:len(b)+n]
+		p = p[n:]
+	}
 }
 
 // Cutter packs entries into shards of at most MaxURLs entries and MaxBytes
@@ -78,7 +124,11 @@ type Cutter struct {
 	stable   *stable       // the curve of CutStable; nil for CutTight
 	cutNext  bool          // Add found a content-defined cut after the last entry: close before the next
 	capacity int           // of a new shard buffer
+	blocks   *Blocks       // nil: a buffer of capacity each
+	hdr      []byte        // header
 }
+
+var footer = []byte(Footer)
 
 // Buffers reports how many shard buffers c has allocated: the most shards
 // that were ever open or closed and not yet recycled at once, when the
@@ -103,6 +153,9 @@ type CutterOptions struct {
 	// entries come (0: MaxBytes, at most 16 MiB): small for the many
 	// Cutters of a grouped run, most of whose shards are small.
 	Capacity int
+	// Blocks, when set, holds the sitemaps' bytes instead of one buffer
+	// each (Sitemap.Parts); Capacity is then unused.
+	Blocks *Blocks
 }
 
 // NewCutter returns a Cutter with the options o. It fails only on a Curve
@@ -111,7 +164,7 @@ func NewCutter(o CutterOptions) (*Cutter, error) {
 	if o.Header == "" {
 		o.Header = Header
 	}
-	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: o.Free, capacity: o.Capacity}
+	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: o.Free, capacity: o.Capacity, blocks: o.Blocks, hdr: []byte(o.Header)}
 	if c.free == nil {
 		c.free = make(chan *Sitemap, 16)
 	}
@@ -152,7 +205,7 @@ func (c *Cutter) MaxEntry() int { return c.maxBytes - len(c.header) - len(Footer
 // Otherwise it returns nil. len(entry) must not exceed MaxEntry.
 func (c *Cutter) Add(entry []byte) (closed *Sitemap) {
 	s := c.open
-	if s != nil && (c.cutNext || s.URLs == c.maxURLs || len(s.Data)+len(entry)+len(Footer) > c.maxBytes) {
+	if s != nil && (c.cutNext || s.URLs == c.maxURLs || s.Len()+len(entry)+len(Footer) > c.maxBytes) {
 		closed = c.close()
 		s = nil
 	}
@@ -162,11 +215,11 @@ func (c *Cutter) Add(entry []byte) (closed *Sitemap) {
 	if p := c.stable; p != nil {
 		// The cut after this entry is decided now and made at the next
 		// Add or Flush, so that Add never closes two shards at once.
-		f0 := p.fill(s.URLs, len(s.Data)+len(Footer))
-		f1 := p.fill(s.URLs+1, len(s.Data)+len(entry)+len(Footer))
+		f0 := p.fill(s.URLs, s.Len()+len(Footer))
+		f1 := p.fill(s.URLs+1, s.Len()+len(entry)+len(Footer))
 		c.cutNext = p.cut(f0, f1, LocHash(EntryLoc(entry)))
 	}
-	s.Data = append(s.Data, entry...)
+	s.write(entry)
 	s.URLs++
 	return closed
 }
@@ -216,7 +269,7 @@ func (c *Cutter) fit(s *Sitemap, e *Entries, k int) (start, to int) {
 	if k > 0 {
 		start = int(e.Ends[k-1])
 	}
-	room := c.maxBytes - len(Footer) - len(s.Data)
+	room := c.maxBytes - len(Footer) - s.Len()
 	lo, hi := k, min(len(e.Ends), k+c.maxURLs-s.URLs)
 	for lo < hi {
 		if m := int(uint(lo+hi) >> 1); int(e.Ends[m])-start <= room {
@@ -236,7 +289,7 @@ func (c *Cutter) take(s *Sitemap, e *Entries, k, to, start int) {
 		return
 	}
 	end := int(e.Ends[to-1])
-	s.Data = append(s.Data, e.Data[start:end]...)
+	s.write(e.Data[start:end])
 	s.URLs += to - k
 }
 
@@ -257,7 +310,7 @@ func (c *Cutter) addStable(e *Entries, k int) (next int, closed *Sitemap) {
 	}
 	start, fit := c.fit(s, e, k)
 	// The file size after entry i is base + e.Ends[i].
-	base := len(s.Data) + len(Footer) - start
+	base := s.Len() + len(Footer) - start
 	// The entries [k, quiet) leave the fill at most Min.
 	lo, hi := k, fit
 	for lo < hi {
@@ -301,6 +354,11 @@ func (c *Cutter) Flush() *Sitemap {
 // Recycle hands a shard the caller is done with back for reuse. It is safe
 // to call from any goroutine.
 func (c *Cutter) Recycle(s *Sitemap) {
+	if s.blocks != nil {
+		s.blocks.Put(s.parts...)
+		clear(s.parts) // the pool's now
+		s.parts, s.size = s.parts[:0], 0
+	}
 	select {
 	case c.free <- s:
 	default:
@@ -312,12 +370,17 @@ func (c *Cutter) start() *Sitemap {
 	select {
 	case s = <-c.free:
 	default:
-		s = &Sitemap{Data: make([]byte, 0, c.capacity)}
+		s = &Sitemap{}
 		c.buffers++
 	}
 	c.n++
 	s.Num = c.n
-	s.Data = append(s.Data[:0], c.header...)
+	s.blocks = c.blocks
+	if c.blocks == nil && s.Data == nil {
+		s.Data = make([]byte, 0, c.capacity)
+	}
+	s.Data = s.Data[:0]
+	s.write(c.hdr)
 	s.URLs = 0
 	c.open = s
 	return s
@@ -326,6 +389,6 @@ func (c *Cutter) start() *Sitemap {
 func (c *Cutter) close() *Sitemap {
 	s := c.open
 	c.open, c.cutNext = nil, false
-	s.Data = append(s.Data, Footer...)
+	s.write(footer)
 	return s
 }
