@@ -46,7 +46,7 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 		c.rejects = newRejectWriter(r.cfg.Rejects, r.groups != nil)
 	}
 	if r.groups != nil {
-		c.park = newParking(r.cfg)
+		c.park = newParking(r.cfg, r.blocks)
 		defer c.park.close()
 	}
 	defer c.count() // on every path: a failed run's report must still add up

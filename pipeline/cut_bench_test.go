@@ -82,7 +82,7 @@ func benchCut(b *testing.B, r *run, batches []*Batch) {
 	}()
 	c := &cutStage{r: r, ctx: ctx, out: out}
 	if r.groups != nil {
-		c.park = newParking(r.cfg)
+		c.park = newParking(r.cfg, r.blocks)
 		for _, s := range r.groups.all() {
 			s.cutter, s.pending, s.spills = nil, parked{}, nil
 		}

@@ -30,6 +30,10 @@ type parking struct {
 	buf           []byte   // a spill's bytes
 	ends          []uint32 // a spill's entry ends, read back
 	spilled       int64    // bytes written to spills (the report's)
+	// blocks gives the parked sets their chunks of its size and takes them
+	// back once the sets go live or are spilled: the live sets' sitemaps
+	// then fill the same memory (nil: the heap's).
+	blocks *shard.Blocks
 }
 
 // parkLimits bound a grouped run's memory: the live groups' open shards
@@ -37,9 +41,9 @@ type parking struct {
 // variable: the tests make them small.)
 var parkLimits = struct{ live, held int }{live: 128 << 20, held: 64 << 20}
 
-func newParking(cfg Config) parking {
+func newParking(cfg Config, blocks *shard.Blocks) parking {
 	return parking{maxLive: max(2, parkLimits.live/cfg.MaxBytes), maxHeld: int64(parkLimits.held),
-		promoteBytes: cfg.MaxBytes / 8, dir: cfg.TmpDir}
+		promoteBytes: cfg.MaxBytes / 8, dir: cfg.TmpDir, blocks: blocks}
 }
 
 func (p *parking) close() {
@@ -89,7 +93,7 @@ func (c *cutStage) placeIn(set *set, ents *shard.Entries, k int) error {
 	}
 	p := &c.park
 	was := set.pending.held
-	set.pending.add(ents, k)
+	set.pending.add(ents, k, p.blocks)
 	p.held += set.pending.held - was
 	if len(set.spills) == 0 && set.pending.bytes >= p.promoteBytes && p.live < p.maxLive {
 		p.live++
@@ -126,6 +130,7 @@ func (c *cutStage) cutParked(set *set, live bool) error {
 			return err
 		}
 	}
+	pend.release(p.blocks)
 	return nil
 }
 
@@ -140,14 +145,17 @@ type parked struct {
 }
 
 // Chunk sizes: a chunk is twice the size of the one before, from the
-// first to the largest, or as large as the entries that start it.
+// first to the largest, or as large as the entries that start it. With
+// blocks, a chunk that would be as large as a block or larger is a block,
+// unless the entries that start it need more.
 const (
 	firstChunk = 4 << 10
 	maxChunk   = 1 << 20
 )
 
-// add appends the entries of ents from entry k on.
-func (pk *parked) add(ents *shard.Entries, k int) {
+// add appends the entries of ents from entry k on, in chunks from blocks
+// where they are a block's size (see release).
+func (pk *parked) add(ents *shard.Entries, k int, blocks *shard.Blocks) {
 	start := 0
 	if k > 0 {
 		start = int(ents.Ends[k-1])
@@ -164,8 +172,15 @@ func (pk *parked) add(ents *shard.Entries, k int) {
 			size = min(2*cap(ch.Data), maxChunk)
 		}
 		size = max(size, n)
+		var data []byte
+		if blocks != nil && size >= blocks.Size() && n <= blocks.Size() {
+			data = blocks.Get()
+			size = cap(data)
+		} else {
+			data = make([]byte, 0, size)
+		}
 		ends := max(size/128, len(ents.Ends)-k) // entries are rarely under 128 bytes
-		pk.chunks = append(pk.chunks, shard.Entries{Data: make([]byte, 0, size), Ends: make([]uint32, 0, ends)})
+		pk.chunks = append(pk.chunks, shard.Entries{Data: data, Ends: make([]uint32, 0, ends)})
 		pk.held += int64(size + 4*ends)
 		ch = &pk.chunks[len(pk.chunks)-1]
 	}
@@ -177,6 +192,20 @@ func (pk *parked) add(ents *shard.Entries, k int) {
 	}
 	pk.held += 4 * int64(cap(ch.Ends)-was)
 	pk.bytes += n
+}
+
+// release gives the chunks that are blocks back to blocks (nil: none
+// are): only they have a block's capacity, since add takes a block for
+// every chunk of that size.
+func (pk *parked) release(blocks *shard.Blocks) {
+	if blocks == nil {
+		return
+	}
+	for _, ch := range pk.chunks {
+		if cap(ch.Data) == blocks.Size() {
+			blocks.Put(ch.Data)
+		}
+	}
 }
 
 // spillLargest writes the entries of the parked set holding the most to
@@ -221,6 +250,7 @@ func (c *cutStage) spillLargest() error {
 	big.spills = append(big.spills, spill{seg: p.app.EndRun(), n: n})
 	p.held -= big.pending.held
 	p.spilled += int64(len(p.buf) + big.pending.bytes)
+	big.pending.release(p.blocks)
 	big.pending = parked{}
 	return nil
 }

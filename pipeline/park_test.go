@@ -44,7 +44,7 @@ func TestParkedChunks(t *testing.T) {
 		lens := []int{30 + batch%50, 200, 1 + batch%7, 5000 * (batch % 40 / 39)} // now and then one larger than a chunk
 		ents := entriesOf(lens...)
 		k := batch % 3
-		pk.add(&ents, k)
+		pk.add(&ents, k, nil)
 		want = append(want, flatten(shard.Entries{Data: ents.Data, Ends: ents.Ends})[k:]...)
 		if first == nil {
 			first = &pk.chunks[0].Data[0]
@@ -80,7 +80,7 @@ func TestSpillChunks(t *testing.T) {
 	var want []string
 	for batch := range 40 {
 		ents := entriesOf(100+batch, 3000, 7)
-		s.pending.add(&ents, batch%2)
+		s.pending.add(&ents, batch%2, nil)
 		want = append(want, flatten(ents)[batch%2:]...)
 	}
 	if len(s.pending.chunks) < 3 {
@@ -100,6 +100,51 @@ func TestSpillChunks(t *testing.T) {
 	}
 	if got := flatten(ents); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%d entries read back; want %d, in order", len(got), len(want))
+	}
+}
+
+// TestParkedBlocks: parked entries fill blocks of the pool once a chunk
+// would be a block's size, and go back to it when the set is let go
+// (spilled here): the next set's parked entries take the same blocks.
+func TestParkedBlocks(t *testing.T) {
+	blocks := shard.NewBlocks(16 << 10)
+	c := &cutStage{park: parking{dir: t.TempDir(), blocks: blocks}}
+	defer c.park.close()
+	for round := range 3 {
+		s := &set{}
+		c.sets = []*set{s}
+		var want []string
+		for batch := range 60 {
+			ents := entriesOf(100+batch, 3000, 7, 20000*(batch%30/29)) // now and then one larger than a block
+			s.pending.add(&ents, batch%2, blocks)
+			want = append(want, flatten(ents)[batch%2:]...)
+		}
+		pooled := 0
+		for _, ch := range s.pending.chunks {
+			if cap(ch.Data) == blocks.Size() {
+				pooled++
+			} else if cap(ch.Data) > blocks.Size() && len(ch.Data) <= blocks.Size() {
+				t.Fatalf("round %d: a chunk of %d bytes from the heap holds %d: a block would", round, cap(ch.Data), len(ch.Data))
+			}
+		}
+		if pooled < 5 {
+			t.Fatalf("round %d: %d of %d chunks are blocks; the test wants several", round, pooled, len(s.pending.chunks))
+		}
+		made := blocks.Made()
+		if round > 0 && made != pooled {
+			t.Fatalf("round %d: the pool made %d blocks for %d chunks: the blocks of the set spilled before did not come back", round, made, pooled)
+		}
+		c.park.held = s.pending.held
+		if err := c.spillLargest(); err != nil {
+			t.Fatal(err)
+		}
+		ents, err := c.park.read(s.spills[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := flatten(ents); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d: %d entries read back; want %d, in order", round, len(got), len(want))
+		}
 	}
 }
 
