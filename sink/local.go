@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sync/errgroup"
@@ -121,26 +122,34 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 		}
 	}()
 	// Written by a few at once: a file costs a handful of system calls,
-	// and a thousand groups' batch would otherwise keep one core busy.
+	// and a thousand groups' batch would otherwise keep one core busy. A
+	// few writers take the files in turn: a goroutine a file cost more
+	// than the file's own system calls' entry.
 	var g errgroup.Group
-	g.SetLimit(putAllWriters)
-	for i, file := range files {
+	var next atomic.Int64
+	for range min(putAllWriters, len(files)) {
 		g.Go(func() error {
-			f, err := l.create(ctx, file.Name, file.Data)
-			if err != nil {
-				return err
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return nil
+				}
+				file := files[i]
+				f, err := l.create(ctx, file.Name, file.Data)
+				if err != nil {
+					return err
+				}
+				tmps[i] = f
+				if !canSyncFS {
+					err = f.sync()
+				}
+				if cerr := f.close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("put %s: %w", file.Name, err)
+				}
 			}
-			tmps[i] = f
-			if !canSyncFS {
-				err = f.sync()
-			}
-			if cerr := f.close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return fmt.Errorf("put %s: %w", file.Name, err)
-			}
-			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
