@@ -51,6 +51,7 @@ func (c *Counts) add(reason string, n int64) {
 // unfinished.
 type Report struct {
 	shardBuffers int // uncompressed shard buffers the run allocated (tests bound it)
+	shardBlocks  int // the blocks of the run's pool that hold them (tests bound it)
 
 	Rows              int64              `json:"rows"`
 	URLs              int64              `json:"urls"`

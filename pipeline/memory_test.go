@@ -52,4 +52,9 @@ func TestShardBuffersBounded(t *testing.T) {
 	if rep.shardBuffers < 1 || rep.shardBuffers > 3 {
 		t.Errorf("the run allocated %d shard buffers; want at most 3 (2 compressors + 1)", rep.shardBuffers)
 	}
+	// Each shard (about 4 KB) fits one block: the blocks go round with
+	// the shards.
+	if rep.shardBlocks < 1 || rep.shardBlocks > 3 {
+		t.Errorf("the run allocated %d blocks for its shards; want at most 3, a shard's each", rep.shardBlocks)
+	}
 }

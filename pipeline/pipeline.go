@@ -289,6 +289,7 @@ func (r *run) generate(ctx context.Context) error {
 	err := g.Wait()
 	if r.main != nil {
 		r.rep.shardBuffers = r.main.cutter.Buffers()
+		r.rep.shardBlocks = r.blocks.Made()
 	}
 	return err
 }
