@@ -65,10 +65,10 @@ type Sitemap struct {
 	Data []byte
 	URLs int // entries in the file
 
-	parts  [][]byte // the file in blocks, each full but the last
-	size   int      // the bytes in parts
-	blocks *Blocks  // of parts
-	one    [1][]byte
+	parts  [][]byte  // the file in blocks, each full but the last
+	size   int       // the bytes in parts
+	blocks *Blocks   // of parts
+	one    [1][]byte // Parts of Data, without an allocation
 }
 
 // Len returns the length of the file.
@@ -125,7 +125,7 @@ type Cutter struct {
 	cutNext  bool          // Add found a content-defined cut after the last entry: close before the next
 	capacity int           // of a new shard buffer
 	blocks   *Blocks       // nil: a buffer of capacity each
-	hdr      []byte        // header
+	hdr      []byte        // header, as the bytes Sitemap.write takes
 }
 
 var footer = []byte(Footer)
@@ -164,7 +164,8 @@ func NewCutter(o CutterOptions) (*Cutter, error) {
 	if o.Header == "" {
 		o.Header = Header
 	}
-	c := &Cutter{header: o.Header, maxURLs: o.MaxURLs, maxBytes: o.MaxBytes, free: o.Free, capacity: o.Capacity, blocks: o.Blocks, hdr: []byte(o.Header)}
+	c := &Cutter{header: o.Header, hdr: []byte(o.Header), maxURLs: o.MaxURLs, maxBytes: o.MaxBytes,
+		free: o.Free, capacity: o.Capacity, blocks: o.Blocks}
 	if c.free == nil {
 		c.free = make(chan *Sitemap, 16)
 	}
