@@ -134,20 +134,9 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 				if i >= len(files) {
 					return nil
 				}
-				file := files[i]
-				f, err := l.create(ctx, file.Name, file.Data)
-				if err != nil {
+				var err error
+				if tmps[i], err = l.writeTemp(ctx, files[i]); err != nil {
 					return err
-				}
-				tmps[i] = f
-				if !canSyncFS {
-					err = f.sync()
-				}
-				if cerr := f.close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return fmt.Errorf("put %s: %w", file.Name, err)
 				}
 			}
 		})
@@ -167,6 +156,25 @@ func (l *Local) PutAll(ctx context.Context, files []File) (placed []string, err 
 		placed = append(placed, file.Name)
 	}
 	return placed, l.syncDir()
+}
+
+// writeTemp writes file to a temporary file of PutAll's and closes it,
+// synced where the file system cannot be synced as a whole.
+func (l *Local) writeTemp(ctx context.Context, file File) (tempFile, error) {
+	f, err := l.create(ctx, file.Name, file.Data)
+	if err != nil {
+		return tempFile{}, err
+	}
+	if !canSyncFS {
+		err = f.sync()
+	}
+	if cerr := f.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return f, fmt.Errorf("put %s: %w", file.Name, err)
+	}
+	return f, nil
 }
 
 // putAllWriters is how many files PutAll writes at once.
