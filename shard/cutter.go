@@ -114,7 +114,7 @@ func (s *Sitemap) write(p []byte) {
 // break a limit; in CutStable mode also after an entry its Curve picks.
 // A Cutter is not safe for concurrent use, except for Recycle.
 type Cutter struct {
-	header   string
+	header   []byte // every shard's first bytes
 	maxURLs  int
 	maxBytes int
 	open     *Sitemap
@@ -125,7 +125,6 @@ type Cutter struct {
 	cutNext  bool          // Add found a content-defined cut after the last entry: close before the next
 	capacity int           // of a new shard buffer
 	blocks   *Blocks       // nil: a buffer of capacity each
-	hdr      []byte        // header, as the bytes Sitemap.write takes
 }
 
 var footer = []byte(Footer)
@@ -164,7 +163,7 @@ func NewCutter(o CutterOptions) (*Cutter, error) {
 	if o.Header == "" {
 		o.Header = Header
 	}
-	c := &Cutter{header: o.Header, hdr: []byte(o.Header), maxURLs: o.MaxURLs, maxBytes: o.MaxBytes,
+	c := &Cutter{header: []byte(o.Header), maxURLs: o.MaxURLs, maxBytes: o.MaxBytes,
 		free: o.Free, capacity: o.Capacity, blocks: o.Blocks}
 	if c.free == nil {
 		c.free = make(chan *Sitemap, 16)
@@ -194,7 +193,7 @@ func (c *Cutter) Mode() CutMode {
 }
 
 // Header returns the bytes every shard of c starts with.
-func (c *Cutter) Header() string { return c.header }
+func (c *Cutter) Header() string { return string(c.header) }
 
 // MaxEntry is the length of the largest entry that fits an empty shard.
 // Callers must reject longer entries before Add.
@@ -381,7 +380,7 @@ func (c *Cutter) start() *Sitemap {
 		s.Data = make([]byte, 0, c.capacity)
 	}
 	s.Data = s.Data[:0]
-	s.write(c.hdr)
+	s.write(c.header)
 	s.URLs = 0
 	c.open = s
 	return s
