@@ -858,16 +858,10 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 		// Verified now, or reused from a night that verified it.
 		files[i].Verified = t.opt.Verify != nil || t.trusted[files[i].Name]
 	}
-	files = append(files, Describe(root, rootIx.Data), robotsFile)
-	m := t.newManifest(set, files, len(indexes), res.Submit)
-	raw, err := json.MarshalIndent(m, "", " ")
-	if err != nil {
-		return res, fmt.Errorf("manifest: %w", err)
-	}
+	rootFile := Describe(root, rootIx.Data)
+	files = append(files, rootFile, robotsFile)
 	p := t.ready
-	p.root, p.base, p.rootData, p.manifest, p.raw = root, set.Base, rootIx.Data, m, append(raw, '\n')
-	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
-	res.Indexes = len(indexes)
+	p.root, p.base, p.rootData = root, set.Base, rootIx.Data
 	// An unchanged root is not written again.
 	if t.dest == nil {
 		p.rootSame = t.holds(ctx, root, p.rootData)
@@ -882,8 +876,66 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 			p.rootSame = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
 		}
 	}
+	lv := t.liveGeneration(ctx, rootFile, p.rootSame, p.prevRoot)
+	m := t.newManifest(set, files, len(indexes), res.Submit, lv)
+	raw, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return res, fmt.Errorf("manifest: %w", err)
+	}
+	p.manifest, p.raw = m, append(raw, '\n')
+	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
+	res.Indexes = len(indexes)
 	p.robotsSame = t.holds(ctx, robotsFile.Name, robots)
 	return res, nil
+}
+
+// liveGeneration returns which of the published manifest's generations (0:
+// its current one) the store's root index is, the set crawlers see until
+// this run's switch. A run that died between its manifest and its root (in
+// a destination, between all the manifests and all the roots) left the
+// manifest ahead of the live root: its generation never went live, but
+// the older one did, and its intermediate indexes, rewritten in place,
+// did too. -1: the root is none of the generations' (or could not be
+// read). now is the root this run prepared; same, whether the store holds
+// it; stored, the store's root where Prepare read it.
+func (t *Tx) liveGeneration(ctx context.Context, now File, same bool, stored []byte) int {
+	gens := t.prev.Generations()
+	if len(gens) == 0 || !t.had(now.Name) {
+		return 0 // nothing published, or no root: none was live
+	}
+	rootSum := func(g Generation) string {
+		for _, f := range g.Files {
+			if f.Name == now.Name {
+				return f.SHA256
+			}
+		}
+		return ""
+	}
+	if cur := rootSum(gens[0]); cur == "" || same && cur == now.SHA256 {
+		return 0 // the usual night: no request
+	}
+	sum := now.SHA256
+	if !same {
+		if stored == nil {
+			var err error
+			if stored, err = t.store.Get(ctx, now.Name); err != nil {
+				t.log.Warn("the published root could not be read: every generation the manifest describes is kept", "file", now.Name, "err", err)
+				return -1
+			}
+		}
+		sum = Describe(now.Name, stored).SHA256
+	}
+	for i, g := range gens {
+		if rootSum(g) == sum {
+			if i > 0 {
+				t.log.Warn("the published manifest is ahead of the live root (a run died during its switch): the generations up to the live one are kept",
+					"manifest_generation", gens[0].Generation, "live_generation", g.Generation)
+			}
+			return i
+		}
+	}
+	t.log.Warn("the published root is none of the manifest's generations: every generation it describes is kept", "file", now.Name)
+	return -1
 }
 
 // holds reports whether the store holds data under name (a small
@@ -952,7 +1004,7 @@ func (t *Tx) Switch(ctx context.Context) error {
 // Switch. The manifest goes in before the root: should the run die between
 // the two, the next run still knows the files of the published root (they
 // are the manifest's previous generation) and keeps them for the grace
-// period. The sets of a Destination put all their manifests, sync the
+// period (liveGeneration). The sets of a Destination put all their manifests, sync the
 // store once (Destination.Sync), then put all their roots.
 func (t *Tx) PutManifest(ctx context.Context) error {
 	f, err := t.manifestFile(ctx)
@@ -1126,8 +1178,10 @@ func robotsChange(was, now []string) string {
 	}
 }
 
-// newManifest describes this generation and the earlier ones it keeps.
-func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *Manifest {
+// newManifest describes this generation and the earlier ones it keeps:
+// Options.KeepGenerations of them, counted from the one that is live (live,
+// from liveGeneration), or all of them when which one is live is unknown.
+func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string, live int) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
 		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
@@ -1150,7 +1204,15 @@ func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *M
 			gens = append(gens, Generation{Files: old})
 		}
 	}
-	m.Previous = gens[:min(len(gens), t.opt.KeepGenerations)]
+	keep := t.opt.KeepGenerations
+	switch {
+	case keep == 0: // no grace asked for
+	case live < 0:
+		keep = len(gens)
+	default:
+		keep += live
+	}
+	m.Previous = gens[:min(len(gens), keep)]
 	return m
 }
 

@@ -1,0 +1,103 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestDiedBetweenManifestAndRoot: a run that dies after putting its
+// manifest and before its root leaves the manifest a generation ahead of
+// the live root. The next run must still keep, for the grace period, the
+// generation that was live (and the one whose intermediate indexes were
+// rewritten in place before the death): with one generation kept, the
+// shards of both are still there after its switch, and go only a run
+// later. With none kept there is no grace to give: both go at once. Sets
+// whose root lists the sitemaps, and sets with intermediate indexes.
+func TestDiedBetweenManifestAndRoot(t *testing.T) {
+	for _, tc := range []struct{ keep, fanout int }{{1, 10}, {1, 2}, {0, 10}, {2, 10}} {
+		name := fmt.Sprintf("keep %d fanout %d", tc.keep, tc.fanout)
+		dir, store := tempLocal(t)
+		ctx := context.Background()
+		l := NewLayout("sitemap")
+		night := func(n int, die bool, shards ...string) {
+			t.Helper()
+			now := time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC)
+			tx, err := Begin(ctx, store, l, Options{KeepGenerations: tc.keep, MaxShrink: 1, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := putShards(t, tx, l, shards...)
+			set.Rows, set.Fanout, set.Base = set.URLs, tc.fanout, "https://ex.com/"
+			if !die {
+				if res, err := tx.Commit(ctx, set); err != nil || !res.Published {
+					t.Fatalf("%s: night %d: %v", name, n, err)
+				}
+				return
+			}
+			if _, err := tx.Prepare(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.PutManifest(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tx.release() // the process is gone, and its lock with it
+		}
+		shardsOf := func(gen int64) []string {
+			t.Helper()
+			m, _, err := ReadManifest(ctx, store, l)
+			if err != nil || m == nil {
+				t.Fatalf("%s: manifest %v, %v", name, m, err)
+			}
+			for _, g := range m.Generations() {
+				if g.Generation == gen {
+					var ns []string
+					for _, f := range g.Files {
+						if l.IsShard(f.Name) {
+							ns = append(ns, f.Name)
+						}
+					}
+					return ns
+				}
+			}
+			t.Fatalf("%s: the manifest has no generation %d", name, gen)
+			return nil
+		}
+		kept := func(when string, files []string, want bool) {
+			t.Helper()
+			have := names(t, dir)
+			for _, n := range files {
+				if slices.Contains(have, n) != want {
+					t.Errorf("%s: %s: %s kept %v; want %v", name, when, n, !want, want)
+				}
+			}
+		}
+
+		night(1, false, "a1", "b1", "c1")
+		gen1 := shardsOf(1)
+		root1, err := os.ReadFile(filepath.Join(dir, l.Root()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		night(2, true, "a2", "b2", "c2")
+		if got, _ := os.ReadFile(filepath.Join(dir, l.Root())); string(got) != string(root1) {
+			t.Fatalf("%s: the root changed without a switch", name)
+		}
+		gen2 := shardsOf(2)
+		kept("after the death", append(slices.Clone(gen1), gen2...), true)
+
+		// Night 3: night 1's root was live until its switch.
+		night(3, false, "a3", "b3", "c3")
+		kept("night 3", append(slices.Clone(gen1), gen2...), tc.keep > 0)
+
+		// Night 4: night 3's set was live; the older ones go as usual
+		// (generation 2 stays with two kept).
+		night(4, false, "a3", "b3", "c3")
+		kept("night 4", gen1, false)
+		kept("night 4", gen2, tc.keep > 1)
+	}
+}
