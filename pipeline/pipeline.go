@@ -112,15 +112,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return finish(err)
 	}
 	r.inputs = files
-	if r.namespaces, err = input.Probe(ctx, files, cfg.Stdin, input.Options{Columns: cfg.Columns}); err != nil {
-		return finish(err)
-	}
-	defer input.Release(files) // those a failed read did not reach
+	// The lock first: a probe of a stream waits for its first bytes, which
+	// a nightly export may take minutes to send.
 	if err := r.begin(ctx); err != nil {
 		return finish(err)
 	}
-	err = r.generate(ctx)
-	rep.StageSeconds = r.times.seconds()
+	if r.namespaces, err = input.Probe(ctx, files, cfg.Stdin, input.Options{Columns: cfg.Columns}); err == nil {
+		defer input.Release(files) // those a failed read did not reach
+		err = r.generate(ctx)
+		rep.StageSeconds = r.times.seconds()
+	}
 	if err == nil {
 		err = r.publish(ctx)
 	}
