@@ -287,6 +287,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
 			fmt.Fprintln(stderr, lockedHint(locked, f))
 		}
+		if errors.Is(runErr, pipeline.ErrNoURLs) && rep.Rejected.Total > 0 {
+			fmt.Fprintln(stderr, noURLsHint(rep.Rejected.ByReason, f))
+		}
 		return exitFail
 	}
 	msg := "done"
@@ -313,6 +316,24 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("the robots lines were not written to standard output", "error", err)
 	}
 	return exitOK
+}
+
+// noURLsHint says why a run that accepted no row did so: its reject
+// reasons, and for rows out of scope what the scope was and how to widen it
+// (a --public-url in a folder scopes the pages to that folder).
+func noURLsHint(rejected map[string]int64, f *generateFlags) string {
+	hint := "rows rejected: " + topReasons(rejected, 3)
+	if rejected[encode.OutOfScope.String()] > 0 {
+		scope, from := f.scope, "--scope"
+		if scope == "" {
+			scope, from = f.publicURL, "the scope defaults to --public-url's folder"
+		}
+		hint += fmt.Sprintf("; every page must be under %s (%s): to list pages elsewhere on the host, give --scope with its root (e.g. https://HOST/), valid once robots.txt names the sitemaps", scope, from)
+	}
+	if f.rejects == "" {
+		hint += "; rerun with --rejects FILE to list each row with its reason"
+	}
+	return hint
 }
 
 // topReasons says the n most frequent reasons with their counts, e.g.

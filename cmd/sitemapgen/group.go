@@ -54,6 +54,10 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 		// A scope is one host's: every other host's rows would be
 		// rejected as out of scope, and the run would still succeed.
 		return usageError{fmt.Errorf("--group-by host: the scope %q holds no {group}, so every host but its own would be out of scope: give --public-url 'https://{group}/…' (or --scope 'https://{group}/…' to list other hosts' URLs from one host's folder)", scope)}
+	case strings.Contains(f.out, groupPlaceholder) && !strings.Contains(f.publicURL, groupPlaceholder):
+		// Each group's folder holds the plain names: one public URL would
+		// be every group's root, and the sets could not all be served.
+		return usageError{fmt.Errorf("--out %q holds {group} but --public-url %q does not: every group's files would have the same URLs; give each group's folder its own, e.g. --public-url 'https://www.example.com/sitemaps/{group}/'", f.out, f.publicURL)}
 	}
 	g := &pipeline.Grouping{ByHost: f.groupBy == "host", Default: f.defaultGroup, Max: f.maxGroups}
 	if !g.ByHost {

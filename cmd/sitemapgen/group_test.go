@@ -112,11 +112,22 @@ func TestGroupUsage(t *testing.T) {
 		}
 	}
 
+	// {group} in --out alone: every group's root would be one URL.
+	parent := t.TempDir()
+	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "section", "--public-url", base,
+		"--out", filepath.Join(parent, "{group}"), input)
+	if code != 2 || !strings.Contains(stderr, "--public-url") {
+		t.Errorf("{group} in --out alone: exit %d, want 2 naming --public-url\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) > 0 {
+		t.Errorf("{group} in --out alone: %s holds %d files", parent, len(ents))
+	}
+
 	// {group} in --scope alone: every set in one host's folder lists its
 	// own host's URLs (cross-submission), and no row is out of scope.
 	out := filepath.Join(t.TempDir(), "out")
 	report := filepath.Join(t.TempDir(), "report.json")
-	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", base, "--scope", "https://{group}/",
+	code, _, stderr = sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", base, "--scope", "https://{group}/",
 		"--out", out, "--report", report, input)
 	if rep := readReport(t, report); code != 0 || rep.URLs != 2 || len(rep.Groups) != 2 {
 		t.Fatalf("scope per host: exit %d, %d URLs, %d groups\n%s", code, rep.URLs, len(rep.Groups), stderr)
