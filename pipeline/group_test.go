@@ -260,6 +260,11 @@ func TestGroupsErrors(t *testing.T) {
 		{"too many groups", rows, func(c *Config) { c.Group.Max = 2 }, ErrTooManyGroups},
 		{"two values one name", []string{testBase + "a,,Shop", testBase + "b,,shop"}, nil, ErrGroupCollision},
 		{"no group column", rows, func(c *Config) { c.Columns[input.Group] = "kind" }, input.ErrNoColumn},
+		// Lists have no column names: their rows cannot be in a group,
+		// alone or beside a CSV that has the column.
+		{"a list without a header", rows, func(c *Config) { c.Inputs = []string{writeText(t, "list.csv", testBase+"a\n")} }, input.ErrNoColumn},
+		{"a .txt list", rows, func(c *Config) { c.Inputs = []string{writeText(t, "list.txt", testBase+"a\n")} }, input.ErrNoColumn},
+		{"a .txt list beside a CSV", rows, func(c *Config) { c.Inputs = append(c.Inputs, writeText(t, "list.txt", testBase+"a\n")) }, input.ErrNoColumn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -171,6 +171,10 @@ func (e *ColumnError) Error() string {
 		fmt.Fprintf(&cols, "%q", h)
 	}
 	field := FieldName(e.Field)
+	if e.Field == Group && len(e.Have) == 0 {
+		return fmt.Sprintf("%v: no group column: a list of URLs (no header line, or a .txt file) has no column named %q; give it a header naming its columns, one of them %q (a CSV), or leave it out of the grouped run",
+			ErrNoColumn, e.Name, e.Name)
+	}
 	if e.Field == Group {
 		return fmt.Sprintf("%v: no group column: none of the columns (%s) is named %q; name the column that holds the groups with --group-by",
 			ErrNoColumn, cols.String(), e.Name)

@@ -107,6 +107,10 @@ func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
 		s.mapped = true
 		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1, input.Group: -1}
 		s.nfield = 1
+		if g := opt.Columns[input.Group]; g != "" {
+			// A list has no column names: none can say the group.
+			s.err = &ParseError{Source: source, Line: 1, Err: &input.ColumnError{Field: input.Group, Name: g}}
+		}
 	}
 	return s
 }
