@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -265,12 +266,21 @@ func TestGroupsErrors(t *testing.T) {
 		{"a list without a header", rows, func(c *Config) { c.Inputs = []string{writeText(t, "list.csv", testBase+"a\n")} }, input.ErrNoColumn},
 		{"a .txt list", rows, func(c *Config) { c.Inputs = []string{writeText(t, "list.txt", testBase+"a\n")} }, input.ErrNoColumn},
 		{"a .txt list beside a CSV", rows, func(c *Config) { c.Inputs = append(c.Inputs, writeText(t, "list.txt", testBase+"a\n")) }, input.ErrNoColumn},
+		{"a .txt list beside a CSV, a default group", rows, func(c *Config) {
+			c.Inputs, c.Group.Default = append(c.Inputs, writeText(t, "list.txt", testBase+"a\n")), "misc"
+		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, _, err := groupRun(t, groupCSV(t, tc.rows), dir, 10485760, tc.edit)
+			rep, _, err := groupRun(t, groupCSV(t, tc.rows), dir, 10485760, tc.edit)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("error %v; want %v", err, tc.want)
+			}
+			if tc.want == nil {
+				if _, err := os.Stat(filepath.Join(dir, "sm-misc.xml")); err != nil || rep.Rejected.ByReason["group_empty"] != 0 {
+					t.Errorf("the list's rows are not in the default group: %v, %v", err, rep.Rejected.ByReason)
+				}
+				return
 			}
 			if files := xmltest.Snapshot(t, dir); len(files) != 0 {
 				t.Errorf("a failed run left %d files", len(files))

@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.begin(ctx); err != nil {
 		return finish(err)
 	}
-	if r.namespaces, err = input.Probe(ctx, files, cfg.Stdin, input.Options{Columns: cfg.Columns}); err == nil {
+	if r.namespaces, err = input.Probe(ctx, files, cfg.Stdin, r.inputOptions()); err == nil {
 		defer input.Release(files) // those a failed read did not reach
 		err = r.generate(ctx)
 		rep.StageSeconds = r.times.seconds()

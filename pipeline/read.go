@@ -16,7 +16,7 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	var seq uint64
 	argRows := make([]int64, len(r.cfg.Inputs))
 	parts := input.Parts[*Batch]{
-		Files: r.inputs, Stdin: r.cfg.Stdin, Opt: input.Options{Columns: r.cfg.Columns},
+		Files: r.inputs, Stdin: r.cfg.Stdin, Opt: r.inputOptions(),
 		// The parts waiting for their turn hold at most PartsAhead+1
 		// batches each: together at most half of the pool, the rest is the
 		// one's whose turn it is.
@@ -72,4 +72,10 @@ func (r *run) read(ctx context.Context, out chan<- *Batch) error {
 	}
 	r.readOK.Store(true)
 	return nil
+}
+
+// inputOptions says how to read the run's inputs.
+func (r *run) inputOptions() input.Options {
+	g := r.cfg.Group
+	return input.Options{Columns: r.cfg.Columns, ListsInDefaultGroup: g != nil && g.Default != ""}
 }

@@ -37,6 +37,11 @@ type Options struct {
 	// the whole line (minus \r) is the loc, no header. Open sets it from the
 	// file name.
 	Lines bool
+	// ListsInDefaultGroup: a list of URLs (no header, or .txt), which has
+	// no column to name a group, is read with an empty group value (its
+	// rows go to the run's default group) rather than failing for want of
+	// the group column.
+	ListsInDefaultGroup bool
 	// Sequential decodes a Parquet file on the goroutine that fills its
 	// batches alone, without reading its pages ahead on another (as it is
 	// when GOMAXPROCS is 1): the one-core baseline of the benchmarks.
@@ -172,7 +177,7 @@ func (e *ColumnError) Error() string {
 	}
 	field := FieldName(e.Field)
 	if e.Field == Group && len(e.Have) == 0 {
-		return fmt.Sprintf("%v: no group column: a list of URLs (no header line, or a .txt file) has no column named %q; give it a header naming its columns, one of them %q (a CSV), or leave it out of the grouped run",
+		return fmt.Sprintf("%v: no group column: a list of URLs (no header line, or a .txt file) has no column named %q; give it a header naming its columns, one of them %q (a CSV), or put its rows in --default-group",
 			ErrNoColumn, e.Name, e.Name)
 	}
 	if e.Field == Group {

@@ -107,7 +107,7 @@ func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
 		s.mapped = true
 		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1, input.Group: -1}
 		s.nfield = 1
-		if g := opt.Columns[input.Group]; g != "" {
+		if g := opt.Columns[input.Group]; g != "" && !opt.ListsInDefaultGroup {
 			// A list has no column names: none can say the group.
 			s.err = &ParseError{Source: source, Line: 1, Err: &input.ColumnError{Field: input.Group, Name: g}}
 		}
@@ -625,7 +625,7 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	s.mapped = true
 	if looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
 		s.mapHeadless()
-		if g := s.opt.Columns[input.Group]; g != "" {
+		if g := s.opt.Columns[input.Group]; g != "" && !s.opt.ListsInDefaultGroup {
 			// A list has no column names: none can say the group.
 			return false, &ParseError{Source: s.source, Line: s.line, Err: &input.ColumnError{Field: input.Group, Name: g}}
 		}
