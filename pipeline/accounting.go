@@ -109,6 +109,7 @@ type GroupReport struct {
 	ShardsUnchanged int      `json:"shards_unchanged"`
 	ShardsRemoved   int      `json:"shards_removed"`
 	Published       bool     `json:"published"`
+	Generation      int64    `json:"generation,omitempty"` // its manifest's generation now published
 	Root            string   `json:"root,omitempty"`
 	Submit          []string `json:"submit,omitempty"` // its robots lines: the index URLs to submit
 	RobotsChanged   bool     `json:"robots_changed"`

@@ -275,7 +275,7 @@ func (r *run) reportGroups(sets []*set) {
 		}
 		if res := s.res; res != nil {
 			g.Indexes, g.ShardsNew, g.ShardsUnchanged, g.ShardsRemoved = res.Indexes, res.ShardsNew, res.ShardsUnchanged, res.ShardsRemoved
-			g.Published, g.Root, g.Submit, g.RobotsChanged = res.Published, res.Root, res.Submit, res.RobotsChanged
+			g.Published, g.Generation, g.Root, g.Submit, g.RobotsChanged = res.Published, res.Generation, res.Root, res.Submit, res.RobotsChanged
 			g.Files, g.Deleted = res.Files, res.Deleted
 			rep.Indexes += res.Indexes
 			rep.ShardsNew += res.ShardsNew

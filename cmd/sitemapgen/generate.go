@@ -297,11 +297,16 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		msg = "dry run: nothing written"
 		log.Info("plan", "upload", len(rep.Plan.Upload), "skip", len(rep.Plan.Skip), "delete", len(rep.Plan.Delete))
 	}
+	// A grouped run has a root a group: the report lists them.
+	where := slog.String("root", rep.Root)
+	if cfg.Group != nil {
+		where = slog.Int("groups", len(rep.Groups))
+	}
 	log.Info(msg, "rows", rep.Rows, "urls", rep.URLs, "rejected", rep.Rejected.Total,
 		"warnings", rep.Warnings.Total, "shards", rep.Shards, "indexes", rep.Indexes,
 		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
 		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted),
-		"seconds", fmt.Sprintf("%.2f", rep.Seconds), "root", rep.Root)
+		"seconds", fmt.Sprintf("%.2f", rep.Seconds), where)
 	if rep.Rejected.Total > 0 && f.rejects == "" {
 		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",
 			"rejected", rep.Rejected.Total)

@@ -55,13 +55,18 @@ func TestGroupByHost(t *testing.T) {
 	if len(rep.Groups) != 5 || rep.Rejected.ByReason["out_of_scope"] != 5 || rep.URLs != 500 {
 		t.Fatalf("groups %d, rejected %v, urls %d", len(rep.Groups), rep.Rejected.ByReason, rep.URLs)
 	}
+	// The last log line counts the groups: a grouped run has no one root.
+	if !strings.Contains(stderr, "msg=done") || !strings.Contains(stderr, " groups=5") || strings.Contains(stderr, `root=""`) {
+		t.Errorf("the last log line:\n%s", stderr)
+	}
 	// Every group's robots lines, a line each, nothing else.
 	if lines := strings.Split(stdout, "\n"); len(lines) != len(rep.Submit)+1 || lines[len(lines)-1] != "" {
 		t.Errorf("stdout has %d lines, want the report's %d robots lines:\n%s", len(lines)-1, len(rep.Submit), stdout)
 	}
 	for k, g := range rep.Groups {
 		h := groupHosts[k]
-		if g.Group != h || g.URLs != 100 || g.Rejected.ByReason["out_of_scope"] != 1 || g.PublicURL != "https://"+h+"/sitemaps/" || g.Name != "sitemap" {
+		if g.Group != h || g.URLs != 100 || g.Rejected.ByReason["out_of_scope"] != 1 || g.PublicURL != "https://"+h+"/sitemaps/" || g.Name != "sitemap" ||
+			g.Generation != 1 || g.Root != "https://"+h+"/sitemaps/sitemap.xml" {
 			t.Errorf("group %+v", g)
 		}
 		folder := filepath.Join(out, h)
