@@ -127,7 +127,7 @@ func (c *Config) validateGroup() error {
 	}
 	if g.Default != "" {
 		if name, r := GroupName(nil, []byte(g.Default)); r != encode.OK || string(name) != g.Default {
-			return fmt.Errorf("default group %q: use 1..%d lower-case letters, digits, '-', '_' and '.', starting with a letter or a digit", g.Default, MaxGroupName)
+			return fmt.Errorf("default group %q: use 1..%d lower-case letters, digits, '-', '_' and '.', starting with a letter or a digit, and not ending like an intermediate index (-index-0001)", g.Default, MaxGroupName)
 		}
 	}
 	return nil
