@@ -44,6 +44,9 @@ func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) er
 	c := &cutStage{r: r, ctx: ctx, out: out, pending: make([]*Batch, r.depth)}
 	if r.cfg.Rejects != nil {
 		c.rejects = newRejectWriter(r.cfg.Rejects, r.groups != nil)
+		// A failed run's file still has its header and the rows rejected
+		// until then (finish flushes a run that ends well; again is a no-op).
+		defer c.rejects.flush()
 	}
 	if r.groups != nil {
 		c.park = newParking(r.cfg, r.blocks)

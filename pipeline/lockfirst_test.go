@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +58,40 @@ func TestLockBeforeStreamProbe(t *testing.T) {
 		}
 		if !held {
 			t.Errorf("grouped %v: no lock while the run waited for its input's first 64 KiB", grouped)
+		}
+	}
+}
+
+// TestFailedRunRejects: a run that fails after reading rows still leaves a
+// rejects file that is a CSV: its header, then whole lines (the rows
+// rejected before the failure). It used to be empty: the lines waited in
+// a buffer flushed only when the input ended well.
+func TestFailedRunRejects(t *testing.T) {
+	var rows strings.Builder
+	rows.WriteString("loc\n")
+	for i := range 100 { // fewer lines than the buffer holds
+		fmt.Fprintf(&rows, "https://elsewhere.example/%d\nhttps://www.example.com/%d\n", i, i)
+	}
+	good := writeText(t, "a.csv", rows.String())
+	bad := writeText(t, "b.csv", "loc\nhttps://www.example.com/x\"y\n")
+	var rejects bytes.Buffer
+	snk, err := sink.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Config{Inputs: []string{good, bad}, Sink: snk, Name: "sm",
+		PublicURL: mustScope(t, "https://www.example.com/"), MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000,
+		GzipLevel: 1, Now: testNow, Rejects: &rejects})
+	if err == nil {
+		t.Fatal("the run succeeded; want the error of b.csv")
+	}
+	got := rejects.String()
+	if !strings.HasPrefix(got, "source,row,reason,value\n") || !strings.HasSuffix(got, "\n") {
+		t.Fatalf("rejects of a failed run (%d bytes): %.200q", len(got), got)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n")[1:] {
+		if !strings.HasSuffix(line, ",out_of_scope,https://elsewhere.example/"+line[strings.LastIndexByte(line, '/')+1:]) {
+			t.Errorf("rejects line %q", line)
 		}
 	}
 }
