@@ -17,17 +17,25 @@ import (
 // rewritten in place before the death): with one generation kept, the
 // shards of both are still there after its switch, and go only a run
 // later. With none kept there is no grace to give: both go at once. Sets
-// whose root lists the sitemaps, and sets with intermediate indexes.
+// whose root lists the sitemaps, and sets with intermediate indexes. The
+// change said after the switch (Options.Switched: IndexNow) is against
+// the generation that was live.
 func TestDiedBetweenManifestAndRoot(t *testing.T) {
 	for _, tc := range []struct{ keep, fanout int }{{1, 10}, {1, 2}, {0, 10}, {2, 10}} {
 		name := fmt.Sprintf("keep %d fanout %d", tc.keep, tc.fanout)
 		dir, store := tempLocal(t)
 		ctx := context.Background()
 		l := NewLayout("sitemap")
+		var sawPrev int64 // the generation Switched was told was live before
 		night := func(n int, die bool, shards ...string) {
 			t.Helper()
 			now := time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC)
-			tx, err := Begin(ctx, store, l, Options{KeepGenerations: tc.keep, MaxShrink: 1, Now: now})
+			switched := func(_ context.Context, prev, _ *Manifest) {
+				if prev != nil {
+					sawPrev = prev.Generation
+				}
+			}
+			tx, err := Begin(ctx, store, l, Options{KeepGenerations: tc.keep, MaxShrink: 1, Now: now, Switched: switched})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,6 +101,14 @@ func TestDiedBetweenManifestAndRoot(t *testing.T) {
 		// Night 3: night 1's root was live until its switch.
 		night(3, false, "a3", "b3", "c3")
 		kept("night 3", append(slices.Clone(gen1), gen2...), tc.keep > 0)
+		// What changed for crawlers (IndexNow) is against what they saw.
+		want := int64(1)
+		if tc.keep == 0 {
+			want = 2 // the manifest describes no generation but its own
+		}
+		if sawPrev != want {
+			t.Errorf("%s: night 3 was switched from generation %d; want %d", name, sawPrev, want)
+		}
 
 		// Night 4: night 3's set was live; the older ones go as usual
 		// (generation 2 stays with two kept).

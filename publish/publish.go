@@ -108,6 +108,7 @@ type Tx struct {
 	layout Layout
 	opt    Options
 	log    *slog.Logger
+	live   int // which of prev's generations the store's root is (liveGeneration)
 
 	start    time.Time
 	lock     sink.Lock            // nil: the store cannot lock
@@ -815,16 +816,6 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 		}
 	}
 	robotsFile := Describe(t.layout.Robots(), robots)
-	// Said only once the new lines are written: a failed run changes no
-	// line an operator should deploy.
-	robotsChanged := true
-	if t.prev != nil {
-		for _, f := range t.prev.Files {
-			if f.Name == robotsFile.Name {
-				robotsChanged = f.SHA256 != robotsFile.SHA256
-			}
-		}
-	}
 	// The shards' names must be durable before an index names them (in a
 	// Destination, every set's shards are stored before the first Prepare:
 	// one sync does for all).
@@ -876,8 +867,18 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 			p.rootSame = p.prevRoot != nil && bytes.Equal(p.prevRoot, p.rootData)
 		}
 	}
-	lv := t.liveGeneration(ctx, rootFile, p.rootSame, p.prevRoot)
-	m := t.newManifest(set, files, len(indexes), res.Submit, lv)
+	t.live = t.liveGeneration(ctx, rootFile, p.rootSame, p.prevRoot)
+	// Said only once the new lines are written: a failed run changes no
+	// line an operator should deploy.
+	robotsChanged := true
+	if prev := t.livePrev(); prev != nil {
+		for _, f := range prev.Files {
+			if f.Name == robotsFile.Name {
+				robotsChanged = f.SHA256 != robotsFile.SHA256
+			}
+		}
+	}
+	m := t.newManifest(set, files, len(indexes), res.Submit, t.live)
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
@@ -900,8 +901,10 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 // it; stored, the store's root where Prepare read it.
 func (t *Tx) liveGeneration(ctx context.Context, now File, same bool, stored []byte) int {
 	gens := t.prev.Generations()
-	if len(gens) == 0 || !t.had(now.Name) {
-		return 0 // nothing published, or no root: none was live
+	if len(gens) == 0 || !t.had(now.Name) || t.opt.KeepGenerations == 0 {
+		// Nothing published, or no root: none was live. Or no generation
+		// kept: the manifest describes none but its own.
+		return 0
 	}
 	rootSum := func(g Generation) string {
 		for _, f := range g.Files {
@@ -1134,11 +1137,11 @@ func (t *Tx) finish(ctx context.Context, err, lost error) error {
 	res.Files = append(res.Files, p.robotsName, t.layout.Manifest())
 	res.RobotsChanged = p.robotsChanged
 	if p.robotsChanged && t.prev != nil {
-		t.log.Warn("the Sitemap: lines changed: deploy the new robots lines ("+robotsChange(t.prev.Submit, res.Submit)+")",
+		t.log.Warn("the Sitemap: lines changed: deploy the new robots lines ("+robotsChange(t.livePrev().Submit, res.Submit)+")",
 			"file", p.robotsName, "lines", len(res.Submit))
 	}
 	if t.opt.Switched != nil {
-		t.opt.Switched(ctx, t.prev, p.manifest)
+		t.opt.Switched(ctx, t.livePrev(), p.manifest)
 	}
 	keep := map[string]bool{}
 	for _, g := range p.manifest.Generations() {
@@ -1176,6 +1179,19 @@ func robotsChange(was, now []string) string {
 	default:
 		return "the index file names changed (--name)"
 	}
+}
+
+// livePrev is the published manifest as crawlers saw it before this run's
+// switch: the generation liveGeneration found in its place when a run that
+// died left the manifest ahead of it.
+func (t *Tx) livePrev() *Manifest {
+	if t.live <= 0 {
+		return t.prev
+	}
+	g := t.prev.Generations()[t.live]
+	m := *t.prev
+	m.Generation, m.Time, m.Files, m.Previous = g.Generation, g.Time, g.Files, t.prev.Previous[t.live:]
+	return &m
 }
 
 // newManifest describes this generation and the earlier ones it keeps:
