@@ -117,3 +117,69 @@ func TestDiedBetweenManifestAndRoot(t *testing.T) {
 		kept("night 4", gen2, tc.keep > 1)
 	}
 }
+
+// TestDestinationDiedBetweenManifestsAndRoots: the same for the sets of a
+// destination (a grouped run), killed after all their manifests and
+// before any root, so that the second set's root was not even read: the
+// next night keeps every set's live generation.
+func TestDestinationDiedBetweenManifestsAndRoots(t *testing.T) {
+	dir, store := tempLocal(t)
+	ctx := context.Background()
+	stems := []string{"sm-a", "sm-b", "sm-c"}
+	night := func(n int, die bool) (shards []string) {
+		t.Helper()
+		now := time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC)
+		d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close(ctx) // a dead process's lock is gone too
+		var txs []*Tx
+		for _, stem := range stems {
+			l := NewLayout(stem)
+			tx, err := Begin(ctx, store, l, Options{Destination: d, KeepGenerations: 1, MaxShrink: 1, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := putShards(t, tx, l, fmt.Sprintf("night %d set %s", n, stem))
+			shards = append(shards, set.Shards[0].Name)
+			set.Rows, set.Fanout, set.Base = set.URLs, 10, "https://ex.com/"
+			if _, err := tx.Prepare(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+			txs = append(txs, tx)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.PutManifests(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		if die {
+			return shards
+		}
+		if err := d.PutRoots(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Finish(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		return shards
+	}
+	gen1 := night(1, false)
+	gen2 := night(2, true)
+	night(3, false)
+	have := names(t, dir)
+	for _, n := range append(slices.Clone(gen1), gen2...) {
+		if !slices.Contains(have, n) {
+			t.Errorf("night 3 deleted %s, of a generation live until its switch", n)
+		}
+	}
+	night(4, false)
+	have = names(t, dir)
+	for _, n := range append(slices.Clone(gen1), gen2...) {
+		if slices.Contains(have, n) {
+			t.Errorf("night 4 kept %s, two generations back", n)
+		}
+	}
+}
