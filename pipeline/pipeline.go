@@ -88,6 +88,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if rep.Deleted == nil {
 			rep.Deleted = []string{} // "deleted": [], as documented, when nothing was
 		}
+		if cfg.DryRun {
+			// Nothing was put in place: the plan says what a run would do.
+			rep.Published = false
+			for i := range rep.Groups {
+				rep.Groups[i].Published = false
+			}
+			if p := rep.Plan; p != nil { // [] rather than null, as documented
+				for _, l := range []*[]string{&p.Upload, &p.Skip, &p.Delete} {
+					if *l == nil {
+						*l = []string{}
+					}
+				}
+			}
+		}
 		return rep, err
 	}
 	if err := cfg.Validate(); err != nil {

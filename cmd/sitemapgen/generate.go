@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -189,38 +190,45 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log := runID.Logger(stderr, format)
 	// fail says why the run stopped: the line people read, or, with
 	// --log-format json, a record like every other line on stderr.
-	fail := func(msg string, usage bool) {
+	fail := func(msg string, usage bool, hint ...string) {
 		if format == runlog.JSON {
-			log.Error(msg, "usage", usage)
+			args := []any{"usage", usage}
+			if len(hint) > 0 {
+				args = append(args, "hint", strings.Join(hint, " "))
+			}
+			log.Error(msg, args...)
 			return
 		}
 		fmt.Fprintf(stderr, "sitemapgen generate: %s\n", msg)
-		if usage {
+		for _, h := range hint {
+			fmt.Fprintln(stderr, h)
+		}
+		if usage && len(hint) == 0 {
 			fmt.Fprintln(stderr, "Run 'sitemapgen help generate' for usage.")
 		}
 	}
-	var reportFile *os.File
+	var reportFile *report
 	if f.report != "" {
 		// Open it first: a report path that cannot be written must fail the
 		// run before anything is published, and every later failure, even
-		// of the configuration, is reported in it.
-		if reportFile, err = os.Create(f.report); err != nil {
+		// of the configuration, is reported in it. A usage error leaves it
+		// as it was: a mistyped flag must not wipe last night's report.
+		if reportFile, err = openReport(f.report); err != nil {
 			fail(fmt.Sprintf("--report: %v", err), false)
 			return exitFail
 		}
 	}
 	cfg, closeOut, err := f.config(ctx, inputs, stdin, log)
 	if err != nil {
-		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
-		rep.Error = err.Error()
-		if reportFile != nil {
-			if werr := writeReport(reportFile, rep); werr != nil {
-				log.Error("report", "err", werr)
-			}
-		}
 		fail(err.Error(), isUsage(err))
 		if isUsage(err) {
+			reportFile.leave()
 			return exitUsage
+		}
+		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
+		rep.Error = err.Error()
+		if werr := reportFile.write(rep); werr != nil {
+			log.Error("report", "err", werr)
 		}
 		f.tellMetrics(ctx, log, rep, false)
 		return exitFail
@@ -258,37 +266,49 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if f.notify != nil && runErr == nil && (rep.Published || rep.DryRun) {
 		rep.IndexNow = f.notify.send(ctx)
 	}
-	// Said last, whatever happens: metrics describe the run as it ended.
-	defer func() { f.tellMetrics(ctx, log, rep, runErr == nil) }()
-	if reportFile != nil {
-		if err := writeReport(reportFile, rep); err != nil {
-			log.Error("report", "err", err)
-			if runErr == nil {
-				runErr = err
-			}
+	// Usage errors found by the run (its time before the last run's, an
+	// input given twice) leave the report and the metrics as they were.
+	usage := errors.Is(runErr, publish.ErrNowBeforeLast) || errors.Is(runErr, input.ErrRepeatedInput)
+	// Said last, whatever happens: metrics describe the run as it ended. A
+	// dry run publishes nothing, so it tells them nothing either: it must
+	// not stand for the last run, nor its time for the last success.
+	if !usage && !rep.DryRun {
+		defer func() { f.tellMetrics(ctx, log, rep, runErr == nil) }()
+	}
+	if usage {
+		reportFile.leave()
+	} else if err := reportFile.write(rep); err != nil {
+		log.Error("report", "err", err)
+		if runErr == nil {
+			runErr = err
 		}
 	}
 	if runErr != nil {
+		var hint []string
+		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
+			hint = append(hint, lockedHint(locked, f))
+		}
+		if errors.Is(runErr, pipeline.ErrNoURLs) && rep.Rejected.Total > 0 {
+			hint = append(hint, noURLsHint(rep.Rejected.ByReason, f))
+		}
 		switch {
 		case errors.Is(runErr, publish.ErrNowBeforeLast):
-			fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			if format == runlog.JSON {
+				fail(runErr.Error(), true)
+			} else { // its message says what to do: no usage line
+				fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
+			}
 			return exitUsage
 		case errors.Is(runErr, input.ErrRepeatedInput):
 			// Found only once the arguments are expanded, but still a usage error.
 			fail(runErr.Error(), true)
 			return exitUsage
 		case rep.Published:
-			fail(runErr.Error(), false)
+			fail(runErr.Error(), false, hint...)
 		case ctx.Err() != nil:
-			fail("interrupted; the previous sitemap set is unchanged", false)
+			fail("interrupted; the previous sitemap set is unchanged", false, hint...)
 		default:
-			fail(runErr.Error()+"; the previous sitemap set is unchanged", false)
-		}
-		if locked := (*sink.LockedError)(nil); errors.As(runErr, &locked) && locked.Note == "" {
-			fmt.Fprintln(stderr, lockedHint(locked, f))
-		}
-		if errors.Is(runErr, pipeline.ErrNoURLs) && rep.Rejected.Total > 0 {
-			fmt.Fprintln(stderr, noURLsHint(rep.Rejected.ByReason, f))
+			fail(runErr.Error()+"; the previous sitemap set is unchanged", false, hint...)
 		}
 		return exitFail
 	}
@@ -578,19 +598,53 @@ func (f *generateFlags) tellMetrics(ctx context.Context, log *slog.Logger, rep *
 	}
 }
 
-func writeReport(f *os.File, rep *runReport) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
+// report is the --report file, opened before the run (nil: none asked for).
+type report struct {
+	f       *os.File
+	created bool // it did not exist: leave removes it
+}
+
+// openReport opens the report file for writing without truncating it.
+func openReport(path string) (*report, error) {
+	_, err := os.Stat(path)
+	created := errors.Is(err, fs.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
+	return &report{f: f, created: created}, nil
+}
+
+// write replaces the file's content with rep.
+func (r *report) write(rep *runReport) error {
+	if r == nil {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		err = r.f.Truncate(0)
+	}
+	if err == nil {
+		_, err = r.f.WriteAt(append(b, '\n'), 0)
+	}
+	if cerr := r.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	return nil
+}
+
+// leave closes the file as it was, and removes it if the run made it.
+func (r *report) leave() {
+	if r == nil {
+		return
+	}
+	r.f.Close()
+	if r.created {
+		os.Remove(r.f.Name())
+	}
 }
 
 // showProgress redraws one status line on a terminal every second until the

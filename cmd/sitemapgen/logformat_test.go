@@ -72,15 +72,22 @@ func TestLogFormatJSON(t *testing.T) {
 	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	outside := filepath.Join(dir, "outside.csv")
+	if err := os.WriteFile(outside, []byte("loc\nhttps://elsewhere.example/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		code int
 		args []string
+		hint bool // the error record carries a hint
 	}{
-		{"bad input", 1, []string{"--public-url", base, "--out", out, broken}},
-		{"bad --out", 1, []string{"--public-url", base, "--out", notDir, sample}},
-		{"no --public-url", 2, []string{"--out", out, sample}},
-		{"repeated input", 2, []string{"--public-url", base, "--out", out, sample, sample}},
+		{"bad input", 1, []string{"--public-url", base, "--out", out, broken}, false},
+		{"bad --out", 1, []string{"--public-url", base, "--out", notDir, sample}, false},
+		{"no --public-url", 2, []string{"--out", out, sample}, false},
+		{"repeated input", 2, []string{"--public-url", base, "--out", out, sample, sample}, false},
+		{"no URL", 1, []string{"--public-url", base, "--out", out, outside}, true},
+		{"time before the last run's", 2, []string{"--public-url", base, "--out", out, "--now", "2001-01-01T00:00:00Z", sample}, false},
 	} {
 		code, _, stderr := sitemapgen(t, "", append([]string{"generate", "--log-format", "json"}, tc.args...)...)
 		if code != tc.code {
@@ -88,8 +95,12 @@ func TestLogFormatJSON(t *testing.T) {
 			continue
 		}
 		recs := jsonLines(t, stderr)
-		if last := recs[len(recs)-1]; last["level"] != "ERROR" || last["msg"] == "" {
-			t.Errorf("%s: last record %v, want the error", tc.name, last)
+		last := recs[len(recs)-1]
+		if last["level"] != "ERROR" || last["msg"] == "" || last["usage"] != (tc.code == 2) {
+			t.Errorf("%s: last record %v, want the error, usage %v", tc.name, last, tc.code == 2)
+		}
+		if _, ok := last["hint"]; ok != tc.hint {
+			t.Errorf("%s: last record %v: a hint %v, want %v", tc.name, last, ok, tc.hint)
 		}
 	}
 	if code, _, stderr := sitemapgen(t, "", "generate", "--log-format", "xml", "--public-url", base, sample); code != 2 || !strings.Contains(stderr, "--log-format") {

@@ -131,6 +131,29 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("a Pushgateway would refuse the pushes: %q", errs)
 	}
 
+	// A dry run publishes nothing and tells the metrics nothing: they still
+	// say the failed run, and its report says published false. A usage
+	// error leaves the report and the metrics as they were.
+	pushes, before := gw.Pushes(), readFile(t, prom)
+	if code, _, stderr := sitemapgen(t, "", append(args, "--dry-run", "../../testdata/sample.csv")...); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, stderr)
+	}
+	if dry := readReport(t, report); !dry.DryRun || dry.Published || dry.Plan == nil || dry.Plan.Delete == nil {
+		t.Errorf("dry run report: dry_run %v, published %v, plan %+v", dry.DryRun, dry.Published, dry.Plan)
+	}
+	lastReport := readFile(t, report)
+	for _, bad := range [][]string{{"--gzip-level", "0"}, {"--now", "2001-01-01T00:00:00Z"}} {
+		if code, _, stderr := sitemapgen(t, "", append(append(args, bad...), "../../testdata/sample.csv")...); code != 2 {
+			t.Fatalf("%q: exit %d, want 2\n%s", bad, code, stderr)
+		}
+		if got := readFile(t, report); got != lastReport {
+			t.Errorf("%q: a usage error rewrote the report:\n%s", bad, got)
+		}
+	}
+	if gw.Pushes() != pushes || readFile(t, prom) != before {
+		t.Errorf("a dry run or a usage error changed the metrics: %d pushes, %d before", gw.Pushes(), pushes)
+	}
+
 	// A Pushgateway that is down is a warning: the run still succeeds.
 	gw.Close()
 	code, _, stderr := sitemapgen(t, "", append(args, "../../testdata/sample.csv")...)
@@ -140,4 +163,13 @@ func TestMetrics(t *testing.T) {
 	if code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--metrics-push", "localhost:9091", "../../testdata/sample.csv"); code != 2 {
 		t.Errorf("--metrics-push without a scheme: exit %d, want 2\n%s", code, stderr)
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

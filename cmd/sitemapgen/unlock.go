@@ -57,6 +57,10 @@ func unlock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sitemapgen unlock: unexpected argument %q (the destination is --out)\nRun 'sitemapgen help unlock' for usage.\n", flags.Arg(0))
 		return exitUsage
 	}
+	if err := publish.ValidStem(f.name); err != nil {
+		fmt.Fprintf(stderr, "sitemapgen unlock: --name: %v\nRun 'sitemapgen help unlock' for usage.\n", err)
+		return exitUsage
+	}
 	store, err := f.locker(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
@@ -126,9 +130,21 @@ func (f *unlockFlags) command(force bool) string {
 	return strings.Join(args, " ")
 }
 
-// lockedHint tells the operator of a run refused by a lock what to do.
+// lockedHint tells the operator of a run refused by a lock what to do. The
+// lock held need not be the run's own: a grouped run and a run of one
+// group's set shut each other out, and with {group} in --out it is one
+// group's folder. So the command names the lock e found: its folder (or
+// S3 prefix) and the set whose name it carries (.NAME.lock).
 func lockedHint(e *sink.LockedError, g *generateFlags) string {
 	u := unlockFlags{out: g.out, name: g.name, s3Endpoint: g.s3Endpoint, s3PathStyle: g.s3PathStyle}
+	if i := strings.LastIndexByte(e.Lock, '/'); i >= 0 {
+		if name, ok := strings.CutSuffix(e.Lock[i+1:], ".lock"); ok && len(name) > 1 && name[0] == '.' {
+			u.out, u.name = e.Lock[:i], name[1:]
+			if strings.HasPrefix(e.Lock, "s3://") {
+				u.out += "/"
+			}
+		}
+	}
 	return u.hint(e)
 }
 

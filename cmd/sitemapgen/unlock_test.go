@@ -133,6 +133,10 @@ func TestUnlockUsage(t *testing.T) {
 	if code, _, stderr := sitemapgen(t, "", "unlock", "out"); code != 2 || !strings.Contains(stderr, "--out") {
 		t.Errorf("unlock with an argument: exit %d, want 2\n%s", code, stderr)
 	}
+	// A name generate refuses names no lock: a usage error, as there.
+	if code, _, stderr := sitemapgen(t, "", "unlock", "--out", t.TempDir(), "--name", "bad/name"); code != 2 || !strings.Contains(stderr, "--name") {
+		t.Errorf("unlock --name bad/name: exit %d, want 2\n%s", code, stderr)
+	}
 }
 
 // forcedWhileHeld starts a run that holds the lock of dest (its input stays
@@ -188,4 +192,25 @@ func TestUnlockForceFolderWhileHolderLives(t *testing.T) {
 	}, []string{"--out", out}, func() *xmltest.Set {
 		return xmltest.ReadSet(t, out, base, "sitemap.xml", "sitemap-robots.txt")
 	})
+}
+
+// TestLockedHintNamesTheHeldLock: the unlock command a refused run is told
+// names the lock it found, which need not be its own: a grouped run's
+// (.sitemap.lock) for a run of one group's set, one group's folder for
+// {group} in --out.
+func TestLockedHintNamesTheHeldLock(t *testing.T) {
+	for _, tc := range []struct {
+		lock, out, name string
+		want, not       string
+	}{
+		{"gg/blog/.sitemap.lock", "gg/{group}", "sitemap", "sitemapgen unlock --force --out gg/blog", "{group}"},
+		{"s3://b/gs/.sitemap.lock", "s3://b/gs/", "sitemap-help", "sitemapgen unlock --force --out s3://b/gs/ --s3-path-style", "--name"},
+		{"/srv/out/.sitemap-help.lock", "/srv/out", "sitemap", "sitemapgen unlock --force --out /srv/out --name sitemap-help", "{group}"},
+	} {
+		g := &generateFlags{out: tc.out, name: tc.name, s3PathStyle: strings.HasPrefix(tc.out, "s3://")}
+		h := lockedHint(&sink.LockedError{Lock: tc.lock, Expiry: strings.HasPrefix(tc.lock, "s3://")}, g)
+		if !strings.Contains(h, tc.want) || strings.Contains(h, tc.not) {
+			t.Errorf("lock %s, --out %s --name %s: hint %q; want %q, without %q", tc.lock, tc.out, tc.name, h, tc.want, tc.not)
+		}
+	}
 }

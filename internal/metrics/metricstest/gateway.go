@@ -26,6 +26,7 @@ type Gateway struct {
 	mu     sync.Mutex
 	groups map[string]map[string]*dto.MetricFamily // grouping key "job=x,name=y,..." -> family name -> family
 	errs   []string                                // what a real Pushgateway would refuse
+	pushes int                                     // requests served
 }
 
 // NewGateway starts a Gateway on 127.0.0.1.
@@ -44,6 +45,7 @@ func (g *Gateway) refuse(w http.ResponseWriter, format string, args ...any) {
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.pushes++
 	key, labels, err := groupingKey(r.URL.EscapedPath())
 	if err != nil {
 		g.refuse(w, "%s: %v", r.URL.Path, err)
@@ -137,6 +139,13 @@ func (g *Gateway) Values(kv ...string) map[string]map[string]float64 {
 		labels[kv[i]] = kv[i+1]
 	}
 	return values(g.groups[keyOf(labels)])
+}
+
+// Pushes returns how many requests the Gateway has served.
+func (g *Gateway) Pushes() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.pushes
 }
 
 // Errors returns what a real Pushgateway would have refused.
