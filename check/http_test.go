@@ -137,3 +137,43 @@ func TestHTTPDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestRobotsVouchesForItsHost: a robots.txt, sent gzip-encoded in transit,
+// names a root index in /sitemaps/ (as generate's robots lines do) whose
+// sitemap lists pages elsewhere on the host: robots.txt vouches for its
+// whole host, so the index's sitemaps may list them (a set generate wrote
+// with --scope the host). The same sitemap reached without robots.txt is
+// bound to its folder.
+func TestRobotsVouchesForItsHost(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			fmt.Fprintf(zw, "Sitemap: %s/sitemaps/sitemap.xml\n", srv.URL)
+			zw.Close()
+		case "/sitemaps/sitemap.xml":
+			fmt.Fprintf(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>%s/sitemaps/sm-1.xml</loc></sitemap></sitemapindex>`, srv.URL)
+		case "/sitemaps/sm-1.xml":
+			fmt.Fprintf(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s/products/a</loc></url></urlset>`, srv.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	rep, err := Set(t.Context(), &HTTP{Retries: -1}, srv.URL+"/robots.txt", Options{Limits: Ours, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Sitemaps != 1 || rep.URLs != 1 {
+		t.Errorf("through robots.txt: %d sitemaps, %d URLs, problems %q; want the page accepted", rep.Sitemaps, rep.URLs, codes(rep))
+	}
+	rep, err = Set(t.Context(), &HTTP{Retries: -1}, srv.URL+"/sitemaps/sitemap.xml", Options{Limits: Ours, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || !strings.Contains(strings.Join(codes(rep), "\n"), "out_of_scope") {
+		t.Errorf("from the index itself: problems %q; want the page out of the folder's scope", codes(rep))
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/hreflang"
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -215,7 +216,19 @@ func (c *checker) checkFile(t task) []task {
 	}
 	defer rc.Close()
 	if t.depth == 0 && t.parent == "" && isRobots(t.name) {
-		return c.robots(t, rc)
+		var r io.Reader = rc
+		if o, ok := rc.(opened); ok && o.ContentEncoding() == "gzip" {
+			// Sent compressed in transit, as the sitemaps may be: robots
+			// reads at most maxRobots of what it decodes.
+			zr, err := gzip.NewReader(rc)
+			if err != nil {
+				c.report(Problem{File: t.name, Code: CodeGzip, Message: fmt.Sprintf("robots.txt: Content-Encoding gzip: %v", err)})
+				return nil
+			}
+			defer zr.Close()
+			r = zr
+		}
+		return c.robots(t, r)
 	}
 	fileURL, encoding := "", ""
 	switch {
@@ -283,7 +296,11 @@ func (c *checker) checkFile(t task) []task {
 	}
 	var children []task
 	for _, e := range p.entries {
+		// An index named by a robots.txt passes on its host-wide scope:
+		// robots.txt vouches for its host, whatever index it names (our
+		// robots lines name roots and intermediate indexes).
 		if ch, ok := c.mapEntry(t, e, fileURL, false); ok {
+			ch.robots = t.robots
 			children = append(children, ch)
 		}
 	}
