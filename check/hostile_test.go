@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -237,5 +239,39 @@ func TestCancelStopsAtOnce(t *testing.T) {
 	}
 	if err == nil {
 		t.Errorf("a cancelled check returned no error")
+	}
+}
+
+// TestManyAttributes: tags with tens of thousands of attributes or
+// namespace declarations are checked in linear time (the pairwise checks
+// took seconds a tag): one problem for a known element's attributes, and
+// reading stops past maxBindings declarations in scope.
+func TestManyAttributes(t *testing.T) {
+	attrs := func(format string) string {
+		var b strings.Builder
+		for i := range 20000 {
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name string
+		file string
+		want Code
+		n    int
+	}{
+		{"on a url", urlsetOpen + "<url" + attrs(` a%d=""`) + "><loc>https://a.example/x</loc></url></urlset>", CodeBadAttribute, 1},
+		{"on an extension element", urlsetOpen + `<url><loc>https://a.example/x</loc><foo xmlns="http://e/f"` + attrs(` a%d=""`) + "/></url></urlset>", CodeUnknownExtension, 1},
+		{"declarations", urlsetOpen + "<url" + attrs(` xmlns:p%d="http://e/"`) + "><loc>https://a.example/x</loc></url></urlset>", CodeTooLarge, 1},
+		{"twice, past the pairwise check", urlsetOpen + "<url" + attrs(` a%d=""`) + ` a7=""><loc>https://a.example/x</loc></url></urlset>`, CodeNotWellFormed, 1},
+	} {
+		rep, err := Set(context.Background(), streamFiles{hostile{head: tc.file}}, "many.xml", Options{Limits: Protocol, TempDir: t.TempDir(),
+			SkipOrphans: true, Scope: mustScope(t, "https://a.example/")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ByCode[tc.want] != tc.n || rep.Problems != tc.n {
+			t.Errorf("%s: want %d %s problem, got %d problems: %v", tc.name, tc.n, tc.want, rep.Problems, codes(rep))
+		}
 	}
 }

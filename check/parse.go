@@ -95,6 +95,15 @@ const MaxFileBytes = protocol.MaxFileBytes
 // a sitemap needs 5): the parser keeps a frame per open element.
 const maxNesting = 256
 
+// maxAttrs bounds the attributes of one element checked one by one, and
+// maxBindings the namespace declarations in scope: a sitemap element has at
+// most a few of either, and hostile tags with tens of thousands made the
+// checks quadratic (seconds of CPU a tag).
+const (
+	maxAttrs    = 64
+	maxBindings = 1024
+)
+
 // maxEntries bounds the index entries kept for the walker; more are counted.
 const maxEntries = protocol.MaxIndexEntries
 
@@ -344,11 +353,21 @@ func (p *parser) start(t xml.StartElement) bool {
 	}
 	line := p.line()
 	nsCount := len(p.ns)
+	var seen map[xml.Name]bool // for many attributes: pairs would be quadratic
+	if len(t.Attr) > maxAttrs {
+		seen = make(map[xml.Name]bool, len(t.Attr))
+	}
 	for i, a := range t.Attr {
-		for _, b := range t.Attr[:i] {
-			if a.Name == b.Name {
-				return p.notWellFormed("attribute " + a.Name.Local + " given twice")
+		twice := seen[a.Name]
+		if seen != nil {
+			seen[a.Name] = true
+		} else {
+			for _, b := range t.Attr[:i] {
+				twice = twice || a.Name == b.Name
 			}
+		}
+		if twice {
+			return p.notWellFormed("attribute " + a.Name.Local + " given twice")
 		}
 		switch {
 		case a.Name.Space == "xmlns":
@@ -359,6 +378,10 @@ func (p *parser) start(t xml.StartElement) bool {
 		case a.Name.Space == "" && a.Name.Local == "xmlns":
 			p.ns = append(p.ns, binding{"", a.Value})
 		}
+	}
+	if len(p.ns) > maxBindings {
+		p.problem(line, CodeTooLarge, fmt.Sprintf("more than %d namespace declarations in scope: reading stopped", maxBindings), "")
+		return false
 	}
 	ns, ok := p.resolve(t.Name.Space)
 	if !ok {
@@ -482,6 +505,10 @@ func expected(pe *elem, pf *frame) string {
 }
 
 func (p *parser) checkAttrs(e *elem, attrs []xml.Attr, line int) {
+	if len(attrs) > maxAttrs {
+		p.problem(line, CodeBadAttribute, fmt.Sprintf("<%s> has %d attributes, more than %d: not checked one by one", e.local, len(attrs), maxAttrs), "")
+		return
+	}
 	for _, a := range attrs {
 		if a.Name.Space == "xmlns" || (a.Name.Space == "" && a.Name.Local == "xmlns") {
 			continue
