@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
 
@@ -39,6 +40,12 @@ func (r *run) publish(ctx context.Context) error {
 
 // publishSet is what set s publishes.
 func (r *run) publishSet(s *set, rows, urls, rejected int64) publish.Set {
+	if d := indexDepth(len(s.shards)+len(s.newsFiles), r.cfg.Fanout); d > protocol.MaxIndexDepth {
+		// Allowed (a small --index-fanout nests deep), but crawlers, and
+		// validate unless told, follow fewer levels.
+		r.log.Warn(fmt.Sprintf("the indexes nest %d levels above the sitemaps, more than the %d crawlers and validate follow: raise --index-fanout, or validate with --max-depth %d",
+			d, protocol.MaxIndexDepth, d), "set", s.layout.Stem())
+	}
 	return publish.Set{
 		Shards: s.shards, News: s.newsFiles, Rows: rows, URLs: urls, Rejected: rejected,
 		Fanout: r.cfg.Fanout, Base: s.place.PublicURL.String(), SchemaLocation: r.cfg.SchemaLocation,
@@ -312,4 +319,14 @@ func (r *run) warnIndexesPerHost() {
 				"host", host, "indexes", n, "limit", searchConsoleIndexes)
 		}
 	}
+}
+
+// indexDepth is how many index levels a set of n sitemaps has above them
+// with fanout entries an index (1: the root lists the sitemaps).
+func indexDepth(n, fanout int) int {
+	d := 1
+	for fanout > 1 && n > fanout {
+		n, d = (n+fanout-1)/fanout, d+1
+	}
+	return d
 }

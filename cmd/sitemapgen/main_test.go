@@ -334,3 +334,26 @@ func TestNewsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepIndexesWarn: a small --index-fanout may nest the indexes deeper
+// than crawlers and validate follow (3 levels): the run publishes and says
+// so, with the --max-depth that validates the set.
+func TestDeepIndexesWarn(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for i := range 9 {
+		fmt.Fprintf(&in, "%sp/%d\n", base, i)
+	}
+	input := filepath.Join(t.TempDir(), "nine.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--index-fanout", "2", "--max-urls", "1", "--cut", "tight", input)
+	if code != 0 || !strings.Contains(stderr, "the indexes nest 4 levels above the sitemaps") || !strings.Contains(stderr, "--max-depth 4") {
+		t.Fatalf("exit %d, want 0 and the warning\n%s", code, stderr)
+	}
+	if code, _, stderr := sitemapgen(t, "", "validate", "--public-url", base, "--index-fanout", "2", "--max-urls", "1", "--max-depth", "4", out); code != 0 {
+		t.Errorf("validate --max-depth 4: exit %d\n%s", code, stderr)
+	}
+}
