@@ -172,12 +172,38 @@ func (d *dupes) text(rs ...record) string {
 // groups merges the fingerprints and calls fn with each set of records
 // sharing one (at most maxGroup of them; extra is the count left out),
 // single URLs too when singles is set.
-func (d *dupes) groups(singles bool, fn func(g []record, extra int)) error {
+//
+// A group cut at maxGroup still holds the earliest record of its URL by
+// earlier (nil: any), the place the others are reported against.
+func (d *dupes) groups(singles bool, earlier func(a, b record) bool, fn func(g []record, extra int)) error {
 	d.mu.Lock()
 	buf := d.buf
 	d.buf = nil
 	d.mu.Unlock()
+	d.spill.earlier = earlier
 	return d.spill.groups(buf, singles, fn)
+}
+
+// addTo adds r to g, a group of one fingerprint: past maxGroup records r
+// is counted in extra instead. With earlier, g[0] is kept the earliest of
+// all the records seen, even past maxGroup: a URL listed 5,000 times is
+// reported against its first place, not against one of the first 4,096
+// records the merge happened to meet.
+func addTo(g []record, r record, extra *int, earlier func(a, b record) bool) []record {
+	first := earlier != nil && len(g) > 0 && earlier(r, g[0])
+	switch {
+	case len(g) < maxGroup && first:
+		g = append(g, g[0])
+		g[0] = r
+	case len(g) < maxGroup:
+		g = append(g, r)
+	case first:
+		*extra++ // the record g[0] held
+		g[0] = r
+	default:
+		*extra++
+	}
+	return g
 }
 
 func (d *dupes) close() {
@@ -316,9 +342,10 @@ func sortBucket(rs []record) {
 // the other buffer; groups merges the runs with the records still in
 // memory.
 type spill struct {
-	limit int // records per buffer
-	parts int // sorts of the in-memory rest run at once
-	sp    *runs.Spiller[record]
+	limit   int // records per buffer
+	parts   int // sorts of the in-memory rest run at once
+	sp      *runs.Spiller[record]
+	earlier func(a, b record) bool // which record of a cut group to keep (dupes.groups)
 }
 
 func newSpill(dir string, limit, parts int) *spill {
@@ -432,7 +459,7 @@ func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra in
 	sortRecordsParts(rest, s.parts)
 	segs := s.sp.Runs()
 	if len(segs) == 0 {
-		return groupsOf(rest, fn) // no run spilled: no merge
+		return groupsOf(rest, s.earlier, fn) // no run spilled: no merge
 	}
 	parts := max(s.parts, 1)
 	// bounds[k] is where part k starts in rest and in each run (in records).
@@ -482,14 +509,14 @@ func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra in
 		chans[k] = make(chan group, 64)
 		go func() {
 			defer close(chans[k])
-			errs[k] = merge(cursorsOf(k), func(g []record, extra int) {
+			errs[k] = merge(cursorsOf(k), s.earlier, func(g []record, extra int) {
 				if singles || len(g) > 1 || extra > 0 {
 					chans[k] <- group{slices.Clone(g), extra}
 				}
 			})
 		}()
 	}
-	errs[0] = merge(cursorsOf(0), fn)
+	errs[0] = merge(cursorsOf(0), s.earlier, fn)
 	for k := 1; k < parts; k++ {
 		for g := range chans[k] {
 			if errs[0] == nil {
@@ -520,7 +547,7 @@ func runStart(r *io.SectionReader, from uint64) (int64, error) {
 
 // merge merges the sorted cursors cs and calls fn with each set of records
 // sharing a fingerprint, as groups does.
-func merge(cs []*cursor, fn func(g []record, extra int)) error {
+func merge(cs []*cursor, earlier func(a, b record) bool, fn func(g []record, extra int)) error {
 	var live []*cursor
 	for _, c := range cs {
 		if err := c.next(); err != nil {
@@ -545,11 +572,7 @@ func merge(cs []*cursor, fn func(g []record, extra int)) error {
 		if len(g) > 0 && (g[0].h != r.h || g[0].h2 != r.h2) {
 			flush()
 		}
-		if len(g) < maxGroup {
-			g = append(g, r)
-		} else {
-			extra++
-		}
+		g = addTo(g, r, &extra, earlier)
 		if err := c.next(); err != nil {
 			return err
 		}
@@ -565,14 +588,22 @@ func merge(cs []*cursor, fn func(g []record, extra int)) error {
 
 // groupsOf calls fn with each set of records of the sorted rs sharing a
 // fingerprint, as groups does.
-func groupsOf(rs []record, fn func(g []record, extra int)) error {
+func groupsOf(rs []record, earlier func(a, b record) bool, fn func(g []record, extra int)) error {
+	var g []record
 	for i := 0; i < len(rs); {
 		j := i + 1
 		for j < len(rs) && rs[j].h == rs[i].h && rs[j].h2 == rs[i].h2 {
 			j++
 		}
-		n := min(j-i, maxGroup)
-		fn(rs[i:i+n:i+n], j-i-n)
+		if n := j - i; n <= maxGroup {
+			fn(rs[i:j:j], 0)
+		} else {
+			g, extra := g[:0], 0
+			for _, r := range rs[i:j] {
+				g = addTo(g, r, &extra, earlier)
+			}
+			fn(g, extra)
+		}
 		i = j
 	}
 	return nil

@@ -1,8 +1,13 @@
 package check
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -102,7 +107,7 @@ func TestGroupsParts(t *testing.T) {
 	sorted := slices.Clone(all)
 	slices.SortStableFunc(sorted, byHash)
 	var want []grp
-	groupsOf(sorted, func(g []record, extra int) { want = append(want, key(g, extra)) })
+	groupsOf(sorted, nil, func(g []record, extra int) { want = append(want, key(g, extra)) })
 	for _, parts := range []int{1, 2, 3} {
 		for _, singles := range []bool{false, true} {
 			s := newSpill(t.TempDir(), 1000, parts)
@@ -124,6 +129,52 @@ func TestGroupsParts(t *testing.T) {
 			}
 			if !slices.Equal(got, w) {
 				t.Fatalf("%d parts, singles %v: %d groups, want %d", parts, singles, len(got), len(w))
+			}
+		}
+	}
+}
+
+// TestDuplicatesPastMaxGroup: a URL listed more times than a group holds
+// is reported, every repeat counted, against its first place, whether the
+// records stay in memory or are merged from spilled runs.
+func TestDuplicatesPastMaxGroup(t *testing.T) {
+	dir := t.TempDir()
+	const base = "https://www.example.com/"
+	urlset := func(locs ...string) string {
+		var b strings.Builder
+		b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for _, l := range locs {
+			fmt.Fprintf(&b, "\n<url><loc>%s</loc></url>", l)
+		}
+		return b.String() + "\n</urlset>\n"
+	}
+	first := []string{base + "a", base + "x"} // x at sm-1.xml:3
+	var again []string
+	for range maxGroup + 904 {
+		again = append(again, base+"x")
+	}
+	files := map[string]string{
+		"sitemap.xml": `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>` + base + `sm-2.xml</loc></sitemap><sitemap><loc>` + base + `sm-1.xml</loc></sitemap></sitemapindex>`,
+		"sm-1.xml":    urlset(first...),
+		"sm-2.xml":    urlset(again...),
+	}
+	for n, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, runRecords := range []int{0, 512} { // in memory; spilled and merged
+		rep, err := Set(context.Background(), Dir(dir), "sitemap.xml", Options{Limits: Ours, TempDir: t.TempDir(), RunRecords: runRecords,
+			PublicURL: mustScope(t, base)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := rep.ByCode[CodeDuplicateURL]; n != len(again) {
+			t.Errorf("run records %d: %d duplicate_url; want %d", runRecords, n, len(again))
+		}
+		for _, p := range rep.List {
+			if p.Code == CodeDuplicateURL && p.Message != "URL already listed at sm-1.xml:3" {
+				t.Fatalf("run records %d: %s:%d: %s; want it against sm-1.xml:3", runRecords, p.File, p.Line, p.Message)
 			}
 		}
 	}

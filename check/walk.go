@@ -514,7 +514,10 @@ func (c *checker) duplicates() error {
 	// any, every URL is handed over here, by its fingerprint.
 	pages := c.hasLinks.Load()
 	var herr error
-	err := c.dupes.groups(pages, func(g []record, extra int) {
+	earlier := func(a, b record) bool {
+		return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord)) < 0
+	}
+	err := c.dupes.groups(pages, earlier, func(g []record, extra int) {
 		if pages && herr == nil {
 			h, h2 := g[0].h, g[0].h2
 			if c.news[g[0].file] {
