@@ -173,14 +173,17 @@ func (o *Options) defaults() {
 
 // Report is the outcome of a check.
 type Report struct {
-	Root              string       `json:"root"`
+	Root string `json:"root"`
+	// Location is where the root was read: its folder, S3 prefix or URL
+	// with it (set by the caller: Set knows only the name in Files).
+	Location          string       `json:"location,omitempty"`
 	Sitemaps          int          `json:"sitemaps"`
 	Indexes           int          `json:"indexes"`
 	URLs              int64        `json:"urls"`
 	BytesUncompressed int64        `json:"bytes_uncompressed"`
 	Problems          int          `json:"problems"`
 	ByCode            map[Code]int `json:"by_code"`
-	Stopped           bool         `json:"stopped,omitempty"` // MaxProblems reached: the check is incomplete
+	Stopped           bool         `json:"stopped"` // MaxProblems reached: the check is incomplete
 	List              []Problem    `json:"list"`
 	// Leftovers are files named as this set's shards that nothing lists:
 	// the uploads of a run that failed before its switch. The next

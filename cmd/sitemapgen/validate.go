@@ -116,9 +116,13 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, r := range roots {
 		if r.err != nil {
 			// A ROOT that cannot be read fails the run; the others are
-			// still checked (a nightly check of every host's set).
+			// still checked (a nightly check of every host's set). The
+			// report says so too: it is what fails the run.
 			fmt.Fprintf(stderr, "sitemapgen validate: %v\n", r.err)
 			ok = false
+			p := check.Problem{File: r.arg, Code: check.CodeUnreadable, Message: r.err.Error()}
+			reps = append(reps, &check.Report{Root: r.arg, Location: r.arg, Problems: 1,
+				ByCode: map[check.Code]int{p.Code: 1}, List: []check.Problem{p}})
 			continue
 		}
 		// A folder (or prefix) without NAME.xml that holds the sets of a
@@ -131,6 +135,9 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		for _, root := range sets {
 			rep, code := checkSet(ctx, r.files, root, r.opt, stdout, stderr)
+			if rep != nil {
+				rep.Location = location(r.files.String(), rep.Root) // several sets share their root's name
+			}
 			if ctx.Err() != nil {
 				return exitFail // interrupted: checkSet said how far it got
 			}

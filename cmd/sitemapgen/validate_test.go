@@ -141,8 +141,9 @@ func TestValidateSeveralRoots(t *testing.T) {
 		t.Fatalf("report: %v, %d reports\n%s", err, len(reps), b)
 	}
 	for i, r := range reps {
-		if r.URLs != 30 || r.Problems != 0 {
-			t.Errorf("report %d: %d URLs, %d problems", i, r.URLs, r.Problems)
+		// Every set's root is sitemap.xml: the location tells them apart.
+		if r.URLs != 30 || r.Problems != 0 || r.Location != filepath.Join(roots[i], "sitemap.xml") {
+			t.Errorf("report %d: %d URLs, %d problems, location %q", i, r.URLs, r.Problems, r.Location)
 		}
 	}
 
@@ -163,7 +164,9 @@ func TestValidateSeveralRoots(t *testing.T) {
 		t.Fatalf("a broken set and a missing ROOT: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	b, _ = os.ReadFile(report)
-	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 3 || reps[1].OK() || !reps[0].OK() || !reps[2].OK() {
+	// The missing ROOT has its entry too: it is what fails the call.
+	if err := json.Unmarshal(b, &reps); err != nil || len(reps) != 4 || reps[1].OK() || !reps[0].OK() || !reps[2].OK() ||
+		reps[3].ByCode[check.CodeUnreadable] != 1 || reps[3].Location != filepath.Join(out, "d.example.com") {
 		t.Fatalf("report: %v, %d reports\n%s", err, len(reps), b)
 	}
 }
