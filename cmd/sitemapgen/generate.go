@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"runtime"
@@ -255,6 +256,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stopProgress()
 	}
 	rep := &runReport{Report: prep, RunID: runID.ID}
+	if runErr != nil && ctx.Err() != nil && !rep.Published {
+		rep.Error = "interrupted; the previous sitemap set is unchanged" // as said on stderr, not "context canceled"
+	}
 	if rep.Generation != 0 {
 		runID.SetGeneration(rep.Generation) // what was published, should another run have come between
 	}
@@ -326,7 +330,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"warnings", rep.Warnings.Total, "shards", rep.Shards, "indexes", rep.Indexes,
 		"uploaded_shards", rep.Uploaded.Shards, "skipped_shards", rep.Skipped.Shards,
 		"uploaded_bytes", rep.Uploaded.Bytes, "deleted", len(rep.Deleted),
-		"seconds", fmt.Sprintf("%.2f", rep.Seconds), where)
+		"seconds", math.Round(rep.Seconds*100)/100, where)
 	if rep.Rejected.Total > 0 && f.rejects == "" {
 		log.Warn("rows rejected: "+topReasons(rep.Rejected.ByReason, 3)+"; rerun with --rejects FILE to list each row with its reason",
 			"rejected", rep.Rejected.Total)

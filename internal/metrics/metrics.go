@@ -30,6 +30,12 @@ const Job = "sitemapgen"
 // LastSuccess is the name of the metric an alert watches.
 const LastSuccess = "sitemapgen_last_success_timestamp_seconds"
 
+// Generation is the name of the gauge of the generation live, as the last
+// run that published set it.
+const Generation = "sitemapgen_generation"
+
+const generationHelp = "The generation the last run that published put in place (the manifest's)."
+
 // Run is what one run reports.
 type Run struct {
 	Name        string           // --name: a grouping label
@@ -149,7 +155,11 @@ func (r Run) registry(constLabels prometheus.Labels) *prometheus.Registry {
 	gauge(reg, "sitemapgen_uploaded_bytes", "Bytes the last run wrote to the destination.", constLabels, "", one(float64(rep.Uploaded.Bytes)))
 	gauge(reg, "sitemapgen_uploaded_files", "Files the last run wrote to the destination.", constLabels, "", one(float64(rep.Uploaded.Files)))
 	gauge(reg, "sitemapgen_robots_changed", "1 if the last run changed the Sitemap: lines (robots.txt needs them).", constLabels, "", bit(rep.RobotsChanged))
-	gauge(reg, "sitemapgen_generation", "The generation the last run published (the manifest's).", constLabels, "", one(float64(rep.Generation)))
+	if rep.Published {
+		// Like the last success, said only by a run that published: a
+		// failed run leaves the generation that is live.
+		gauge(reg, Generation, generationHelp, constLabels, "", one(float64(rep.Generation)))
+	}
 	if r.Notified != nil {
 		gauge(reg, "sitemapgen_indexnow_urls", "URLs the last run posted to IndexNow, by result: sent, accepted, failed.", constLabels, "result", byReason(r.Notified, "sent", "accepted", "failed"))
 		failed := map[string]int64{}
@@ -189,8 +199,13 @@ func WriteFile(path string, r Run) error {
 	labels := prometheus.Labels{"name": r.Name, "destination": r.Destination}
 	reg := r.registry(labels)
 	if !r.OK {
-		if t, ok := lastSuccess(path); ok {
+		if t, ok := lastValue(path, LastSuccess); ok {
 			gauge(reg, LastSuccess, "When the last successful run ended (Unix seconds).", labels, "", one(t))
+		}
+	}
+	if r.Report == nil || !r.Report.Published {
+		if g, ok := lastValue(path, Generation); ok {
+			gauge(reg, Generation, generationHelp, labels, "", one(g))
 		}
 	}
 	fams, err := reg.Gather()
@@ -224,8 +239,8 @@ func WriteFile(path string, r Run) error {
 	return nil
 }
 
-// lastSuccess returns the last success the textfile at path holds.
-func lastSuccess(path string) (float64, bool) {
+// lastValue returns the value of the gauge name the textfile at path holds.
+func lastValue(path, name string) (float64, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
@@ -236,7 +251,7 @@ func lastSuccess(path string) (float64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	fam, ok := fams[LastSuccess]
+	fam, ok := fams[name]
 	if !ok || len(fam.GetMetric()) != 1 {
 		return 0, false
 	}
