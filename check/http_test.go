@@ -177,3 +177,25 @@ func TestRobotsVouchesForItsHost(t *testing.T) {
 		t.Errorf("from the index itself: problems %q; want the page out of the folder's scope", codes(rep))
 	}
 }
+
+// TestServerErrorIsNotMissing: a root that answers 500 is unreadable, not
+// a missing file (a 404 is): the file may exist, the server failed.
+func TestServerErrorIsNotMissing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/gone.xml" {
+			http.NotFound(w, r)
+			return
+		}
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	for path, want := range map[string]Code{"/sitemap.xml": CodeUnreadable, "/gone.xml": CodeMissingFile} {
+		rep, err := Set(t.Context(), &HTTP{Retries: -1}, srv.URL+path, Options{Limits: Ours, TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ByCode[want] != 1 || rep.Problems != 1 {
+			t.Errorf("%s: problems %q; want one %s", path, codes(rep), want)
+		}
+	}
+}
