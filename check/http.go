@@ -138,7 +138,9 @@ func (e *StatusError) Error() string {
 
 // Is makes a client error (404, 410, 403…) a missing file; a server
 // error (5xx, retried and still failing) is not: the file may well exist.
-func (e *StatusError) Is(target error) bool { return target == fs.ErrNotExist && e.Code < 500 }
+func (e *StatusError) Is(target error) bool {
+	return target == fs.ErrNotExist && e.Code < 500 && e.Code != http.StatusTooManyRequests
+}
 
 // RedirectError is a redirect not followed: a loop, too many, or one that
 // leaves the file's host or folder (where a file is served decides which

@@ -195,7 +195,7 @@ func TestValidateHTTPFaults(t *testing.T) {
 		{"503-always", func(w http.ResponseWriter, r *http.Request, n int) bool {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return true
-		}, check.CodeMissingFile, []string{"--http-retries", "2"}, func(t *testing.T) {
+		}, check.CodeUnreadable, []string{"--http-retries", "2"}, func(t *testing.T) {
 			if s.requests[shard] != 3 {
 				t.Errorf("%d requests, want 3", s.requests[shard])
 			}
@@ -204,7 +204,7 @@ func TestValidateHTTPFaults(t *testing.T) {
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
 			return true
-		}, check.CodeMissingFile, []string{"--http-retries", "1"}, nil},
+		}, check.CodeUnreadable, []string{"--http-retries", "1"}, nil},
 		{"redirect-loop", func(w http.ResponseWriter, r *http.Request, n int) bool {
 			http.Redirect(w, r, shard+".b", http.StatusFound)
 			return true
