@@ -559,9 +559,14 @@ func (f *generateFlags) newSink(ctx context.Context, out string) (sink.Store, er
 
 // parsePercent reads "50%" or "50" as 0.5.
 func parsePercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || v < 0 || v > 100 {
 		return 0, fmt.Errorf("%q: want a percentage from 0%% to 100%%", s)
+	}
+	if !pct && v > 0 && v < 1 {
+		// A fraction (0.7 for 70%) or a small percentage? Say which.
+		return 0, fmt.Errorf("%q: write %g%% or %s%%", s, v*100, num)
 	}
 	return v / 100, nil
 }

@@ -219,6 +219,7 @@ func TestBadInput(t *testing.T) {
 		{"workers", []string{"--workers", "-1", good}, 2, []string{"--workers -1"}},
 		{"lock ttl", []string{"--lock-ttl", "500ms", good}, 2, []string{"--lock-ttl 500ms: must be at least 1s"}},
 		{"keep generations", []string{"--keep-generations", "-1", good}, 2, []string{"--keep-generations -1"}},
+		{"max shrink, a fraction", []string{"--max-shrink", "0.7", good}, 2, []string{`--max-shrink: "0.7": write 70% or 0.7%`}},
 		{"tz", []string{"--lastmod-tz", "Mars/Olympus", good}, 2, []string{"--lastmod-tz"}},
 		{"max news urls 0", []string{"--max-news-urls", "0", good}, 2, []string{"--max-news-urls"}},
 		{"max news urls 1001", []string{"--max-news-urls", "1001", good}, 2, []string{"1..1000"}},
