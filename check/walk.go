@@ -346,7 +346,8 @@ const maxRobots = 500 << 10
 
 // robots reads the Sitemap: lines of a robots.txt; each is a root.
 func (c *checker) robots(t task, r io.Reader) []task {
-	sc := bufio.NewScanner(io.LimitReader(r, maxRobots))
+	lr := &io.LimitedReader{R: r, N: maxRobots}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), maxRobots)
 	var children []task
 	line, lines := 0, 0 // lines: Sitemap: lines
@@ -379,7 +380,11 @@ func (c *checker) robots(t task, r io.Reader) []task {
 		c.report(Problem{File: t.name, Code: CodeUnreadable, Message: fmt.Sprintf("robots.txt: %v", err)})
 	}
 	if lines == 0 {
-		c.report(Problem{File: t.name, Code: CodeNoSitemap, Message: "robots.txt has no Sitemap: line"})
+		msg := "robots.txt has no Sitemap: line"
+		if lr.N == 0 {
+			msg += fmt.Sprintf(" in its first %d KiB (Google reads no further)", maxRobots>>10)
+		}
+		c.report(Problem{File: t.name, Code: CodeNoSitemap, Message: msg})
 	}
 	for i := range children {
 		children[i].depth = 0

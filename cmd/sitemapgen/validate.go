@@ -19,6 +19,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/check"
 	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
 
@@ -188,7 +189,7 @@ func checkSet(ctx context.Context, files check.Files, root string, opt check.Opt
 		for _, p := range rep.List {
 			fmt.Fprintln(stdout, p)
 		}
-		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: %s read to the end (%d sitemaps, %d indexes, %d URLs, %d bytes uncompressed), %d problems so far\n",
+		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: of %s, %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed read to their end, %d problems so far\n",
 			rep.Seconds, location(files.String(), rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
 		return rep, exitFail
 	}
@@ -285,6 +286,9 @@ func (f *validateFlags) options(ctx context.Context, rootArg string) (check.File
 		return nil, "", opt, usageError{errors.New("limits must be positive")}
 	}
 	opt.MaxProblems, opt.Workers, opt.TempDir, opt.NoFollow = f.maxProblems, f.workers, f.tmp, f.noFollow
+	if err := publish.ValidStem(f.name); err != nil {
+		return nil, "", opt, usageError{fmt.Errorf("--name: %w", err)}
+	}
 	var err error
 	if f.publicURL != "" {
 		if opt.PublicURL, err = urlFlag("public-url", f.publicURL); err != nil {

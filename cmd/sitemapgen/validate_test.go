@@ -106,6 +106,10 @@ func TestValidateUsage(t *testing.T) {
 	if code, _, _ := sitemapgen(t, "", "validate", filepath.Join(t.TempDir(), "missing")); code != 1 {
 		t.Errorf("missing ROOT: exit %d, want 1", code)
 	}
+	// A --name generate would refuse names no root: a usage error.
+	if code, _, stderr := sitemapgen(t, "", "validate", "--name", "../x", t.TempDir()); code != 2 || !strings.Contains(stderr, "--name") {
+		t.Errorf("validate --name ../x: exit %d, want 2\n%s", code, stderr)
+	}
 }
 
 // TestValidateSeveralRoots: each host's folder of a --group-by host run
