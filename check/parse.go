@@ -172,6 +172,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	bb := bufio.NewReaderSize(cr, 4096)
 	if b, _ := bb.Peek(3); bytes.Equal(b, bom) {
 		bb.Discard(3)
+	} else if len(b) >= 2 && (b[0] == 0xfe && b[1] == 0xff || b[0] == 0xff && b[1] == 0xfe) {
+		// UTF-16's byte order mark: a file in an encoding the protocol
+		// does not allow, said as such rather than as invalid UTF-8.
+		p.problem(1, CodeNotUTF8, "the file is UTF-16 (its byte order mark); the protocol asks for UTF-8", "")
+		return cr.n
 	}
 	p.t = xmlscan.NewTokenizer(bb, p.charset)
 	t := p.t

@@ -25,6 +25,29 @@ func TestDuplicatesInLatin1(t *testing.T) {
 	}
 }
 
+// TestUTF16: a sitemap in UTF-16 (with its byte order mark, either order)
+// is not_utf8, once, rather than invalid UTF-8.
+func TestUTF16(t *testing.T) {
+	text := `<?xml version="1.0" encoding="UTF-16"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://a.example/x</loc></url></urlset>`
+	for _, bom := range [][]byte{{0xfe, 0xff}, {0xff, 0xfe}} {
+		doc := append([]byte(nil), bom...)
+		for _, r := range text {
+			if bom[0] == 0xfe {
+				doc = append(doc, 0, byte(r))
+			} else {
+				doc = append(doc, byte(r), 0)
+			}
+		}
+		rep, err := Set(t.Context(), WithFile(noFiles{}, "root.xml", doc), "root.xml", Options{Limits: Ours, TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.ByCode[CodeNotUTF8] != 1 || rep.Problems != 1 {
+			t.Errorf("byte order mark % x: want one not_utf8, got %v", bom, rep.List)
+		}
+	}
+}
+
 // FuzzSameEscaped: when the encoder writes a loc back as it was, XML
 // escaping aside, the loc has nothing to percent-encode, so checkLoc may
 // skip encode.UnencodedAt; and sameEscaped never holds for a loc the
