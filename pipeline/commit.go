@@ -248,7 +248,11 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 				ErrGroupVanished, group)
 		}
 		r.log.Warn("a published group is not in the input: its set is left as it was", "group", group)
-		r.rep.Groups = append(r.rep.Groups, GroupReport{Group: group, Vanished: true, Rejected: Counts{ByReason: map[string]int64{}}})
+		g := GroupReport{Group: group, Vanished: true, Rejected: Counts{ByReason: map[string]int64{}}}
+		if p, err := r.groupPlace(group); err == nil { // where its set is, to find it by
+			g.Name, g.PublicURL, g.Destination = p.Name, p.PublicURL.String(), p.Sink.String()
+		}
+		r.rep.Groups = append(r.rep.Groups, g)
 	}
 	return nil
 }

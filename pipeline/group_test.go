@@ -476,7 +476,8 @@ func TestGroupVanished(t *testing.T) {
 			t.Errorf("%s of the vanished group changed", name)
 		}
 	}
-	if len(rep.Groups) != 3 || !rep.Groups[1].Vanished || rep.Groups[1].Group != "help" {
+	if len(rep.Groups) != 3 || !rep.Groups[1].Vanished || rep.Groups[1].Group != "help" || rep.Groups[1].Name != "sm-help" ||
+		rep.Groups[1].PublicURL != testBase || rep.Groups[1].Destination == "" {
 		t.Errorf("groups %+v", rep.Groups)
 	}
 }

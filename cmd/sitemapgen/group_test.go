@@ -338,6 +338,10 @@ func testVanishedOwn(t *testing.T, out []string, snap func() map[string][]byte, 
 	for _, g := range rep.Groups {
 		if g.Vanished {
 			vanished = append(vanished, g.Group)
+			// Where its set is left, to find it by.
+			if g.Name != "sitemap" || g.PublicURL != "https://"+g.Group+"/sitemaps/" || !strings.Contains(g.Destination, g.Group) {
+				t.Errorf("vanished group %+v: want its name, public URL and destination", g)
+			}
 		}
 	}
 	if !slices.Equal(vanished, []string{"c.example.com"}) {
