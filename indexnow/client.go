@@ -32,10 +32,10 @@ type Client struct {
 // Result counts what a submission did, in URLs; it goes in the run's
 // report and metrics.
 type Result struct {
-	Added    int `json:"added"`   // entries new since the previous generation
-	Changed  int `json:"changed"` // entries whose content (any field) changed
-	Removed  int `json:"removed"` // entries gone
-	Requests int `json:"requests"`
+	Added    int `json:"added"`    // entries new since the previous generation
+	Changed  int `json:"changed"`  // entries whose content (any field) changed
+	Removed  int `json:"removed"`  // entries gone
+	Requests int `json:"requests"` // HTTP requests made, retries included
 	Sent     int `json:"sent"`     // URLs posted
 	Accepted int `json:"accepted"` // URLs in requests answered 200 or 202
 	Failed   int `json:"failed"`   // URLs not accepted
