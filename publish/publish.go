@@ -878,7 +878,7 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 			}
 		}
 	}
-	m := t.newManifest(set, files, len(indexes), res.Submit, t.live)
+	m := t.newManifest(set, files, len(indexes), res.Submit)
 	raw, err := json.MarshalIndent(m, "", " ")
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
@@ -1195,9 +1195,9 @@ func (t *Tx) livePrev() *Manifest {
 }
 
 // newManifest describes this generation and the earlier ones it keeps:
-// Options.KeepGenerations of them, counted from the one that is live (live,
-// from liveGeneration), or all of them when which one is live is unknown.
-func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string, live int) *Manifest {
+// Options.KeepGenerations of them, counted from the one that is live
+// (t.live), or all of them when which one is live is unknown.
+func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *Manifest {
 	m := &Manifest{
 		Version: ManifestVersion, Generation: 1, Time: t.start.UTC().Truncate(time.Second),
 		Rows: set.Rows, URLs: set.URLs, Rejected: set.Rejected,
@@ -1223,10 +1223,10 @@ func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string, li
 	keep := t.opt.KeepGenerations
 	switch {
 	case keep == 0: // no grace asked for
-	case live < 0:
+	case t.live < 0:
 		keep = len(gens)
 	default:
-		keep += live
+		keep += t.live
 	}
 	m.Previous = gens[:min(len(gens), keep)]
 	return m
