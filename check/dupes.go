@@ -180,8 +180,7 @@ func (d *dupes) groups(singles bool, earlier func(a, b record) bool, fn func(g [
 	buf := d.buf
 	d.buf = nil
 	d.mu.Unlock()
-	d.spill.earlier = earlier
-	return d.spill.groups(buf, singles, fn)
+	return d.spill.groups(buf, singles, earlier, fn)
 }
 
 // addTo adds r to g, a group of one fingerprint: past maxGroup records r
@@ -342,10 +341,9 @@ func sortBucket(rs []record) {
 // the other buffer; groups merges the runs with the records still in
 // memory.
 type spill struct {
-	limit   int // records per buffer
-	parts   int // sorts of the in-memory rest run at once
-	sp      *runs.Spiller[record]
-	earlier func(a, b record) bool // which record of a cut group to keep (dupes.groups)
+	limit int // records per buffer
+	parts int // sorts of the in-memory rest run at once
+	sp    *runs.Spiller[record]
 }
 
 func newSpill(dir string, limit, parts int) *spill {
@@ -439,8 +437,9 @@ const maxGroup = 4096
 
 // groups merges every run with the records still in memory (rest) and
 // calls fn with each set of records sharing a fingerprint (at most maxGroup
-// of them; extra is the count left out), in fingerprint order; single URLs
-// only when singles is set. It closes the runs.
+// of them, the earliest by earlier among them; extra is the count left out),
+// in fingerprint order; single URLs only when singles is set. It closes the
+// runs.
 //
 // The merge is split by fingerprint among s.parts goroutines: part k
 // merges, from every run, the records whose h falls in its k-th of the
@@ -449,7 +448,7 @@ const maxGroup = 4096
 // over a short channel and fn takes them, part after part, once part 0 is
 // done: the order is the order of one merge, and a part waits, without
 // spinning, only when its channel is full (many duplicates, or singles).
-func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra int)) error {
+func (s *spill) groups(rest []record, singles bool, earlier func(a, b record) bool, fn func(g []record, extra int)) error {
 	defer s.close()
 	if err := s.stop(); err != nil {
 		return err
@@ -459,7 +458,7 @@ func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra in
 	sortRecordsParts(rest, s.parts)
 	segs := s.sp.Runs()
 	if len(segs) == 0 {
-		return groupsOf(rest, s.earlier, fn) // no run spilled: no merge
+		return groupsOf(rest, earlier, fn) // no run spilled: no merge
 	}
 	parts := max(s.parts, 1)
 	// bounds[k] is where part k starts in rest and in each run (in records).
@@ -509,14 +508,14 @@ func (s *spill) groups(rest []record, singles bool, fn func(g []record, extra in
 		chans[k] = make(chan group, 64)
 		go func() {
 			defer close(chans[k])
-			errs[k] = merge(cursorsOf(k), s.earlier, func(g []record, extra int) {
+			errs[k] = merge(cursorsOf(k), earlier, func(g []record, extra int) {
 				if singles || len(g) > 1 || extra > 0 {
 					chans[k] <- group{slices.Clone(g), extra}
 				}
 			})
 		}()
 	}
-	errs[0] = merge(cursorsOf(0), s.earlier, fn)
+	errs[0] = merge(cursorsOf(0), earlier, fn)
 	for k := 1; k < parts; k++ {
 		for g := range chans[k] {
 			if errs[0] == nil {

@@ -116,7 +116,7 @@ func TestGroupsParts(t *testing.T) {
 				buf = s.add(buf, all[i:i+50])
 			}
 			var got []grp
-			if err := s.groups(buf, singles, func(g []record, extra int) {
+			if err := s.groups(buf, singles, nil, func(g []record, extra int) {
 				if singles || len(g) > 1 || extra > 0 {
 					got = append(got, key(g, extra))
 				}
