@@ -107,10 +107,7 @@ func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
 		s.mapped = true
 		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1, input.Group: -1}
 		s.nfield = 1
-		if g := opt.Columns[input.Group]; g != "" && !opt.ListsInDefaultGroup {
-			// A list has no column names: none can say the group.
-			s.err = &ParseError{Source: source, Line: 1, Err: &input.ColumnError{Field: input.Group, Name: g}}
-		}
+		s.err = s.listGroupError()
 	}
 	return s
 }
@@ -625,11 +622,7 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	s.mapped = true
 	if looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
 		s.mapHeadless()
-		if g := s.opt.Columns[input.Group]; g != "" && !s.opt.ListsInDefaultGroup {
-			// A list has no column names: none can say the group.
-			return false, &ParseError{Source: s.source, Line: s.line, Err: &input.ColumnError{Field: input.Group, Name: g}}
-		}
-		return false, nil
+		return false, s.listGroupError()
 	}
 	s.header = make([]string, len(s.spans)/2)
 	for k := range s.header {
@@ -663,6 +656,17 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 		return true, &ParseError{Source: s.source, Line: s.line, Err: merr}
 	}
 	return true, nil
+}
+
+// listGroupError is the error of a list of URLs (headerless, or Lines)
+// read for a group column, or nil: a list has no column names, so none can
+// say the group, unless its rows go to the default group.
+func (s *Scanner) listGroupError() error {
+	g := s.opt.Columns[input.Group]
+	if g == "" || s.opt.ListsInDefaultGroup {
+		return nil
+	}
+	return &ParseError{Source: s.source, Line: s.line, Err: &input.ColumnError{Field: input.Group, Name: g}}
 }
 
 // mapHeadless maps the columns of a headerless list: by position.
