@@ -14,6 +14,7 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/publish"
+	"github.com/sitemapgen/sitemapgen/shard"
 )
 
 // publish commits the transaction of every set with the shards the run
@@ -40,7 +41,7 @@ func (r *run) publish(ctx context.Context) error {
 
 // publishSet is what set s publishes.
 func (r *run) publishSet(s *set, rows, urls, rejected int64) publish.Set {
-	if d := indexDepth(len(s.shards)+len(s.newsFiles), r.cfg.Fanout); d > protocol.MaxIndexDepth {
+	if d := shard.IndexDepth(len(s.shards)+len(s.newsFiles), r.cfg.Fanout); d > protocol.MaxIndexDepth {
 		// Allowed (a small --index-fanout nests deep), but crawlers, and
 		// validate unless told, follow fewer levels.
 		r.log.Warn(fmt.Sprintf("the indexes nest %d levels above the sitemaps, more than the %d crawlers and validate follow: raise --index-fanout, or validate with --max-depth %d",
@@ -323,14 +324,4 @@ func (r *run) warnIndexesPerHost() {
 				"host", host, "indexes", n, "limit", searchConsoleIndexes)
 		}
 	}
-}
-
-// indexDepth is how many index levels a set of n sitemaps has above them
-// with fanout entries an index (1: the root lists the sitemaps).
-func indexDepth(n, fanout int) int {
-	d := 1
-	for fanout > 1 && n > fanout {
-		n, d = (n+fanout-1)/fanout, d+1
-	}
-	return d
 }

@@ -95,6 +95,16 @@ func Indexes(sitemaps []Listed, o IndexOptions) ([]Index, error) {
 	return append(out, ix), nil
 }
 
+// IndexDepth is how many index levels Indexes puts above n sitemaps with
+// fanout entries an index (1: the root lists the sitemaps).
+func IndexDepth(n, fanout int) int {
+	d := 1
+	for fanout > 1 && n > fanout {
+		n, d = (n+fanout-1)/fanout, d+1
+	}
+	return d
+}
+
 func build(entries []Listed, base, header string, direct bool) Index {
 	ix := Index{Direct: direct, Count: len(entries)}
 	b := append([]byte(nil), header...)

@@ -188,3 +188,29 @@ func BenchmarkCompress(b *testing.B) {
 		})
 	}
 }
+
+// TestIndexDepth: IndexDepth is the number of index levels Indexes builds
+// above the sitemaps, followed from the root down to a direct index.
+func TestIndexDepth(t *testing.T) {
+	for fanout := 2; fanout <= 5; fanout++ {
+		for n := 1; n <= 130; n++ {
+			ixs, err := Indexes(listed(n), IndexOptions{Fanout: fanout, Base: "https://ex.com/", Describe: indexName, Root: "s.xml"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]Index{}
+			for _, ix := range ixs {
+				byName[ix.Name] = ix
+			}
+			depth, ix := 1, ixs[len(ixs)-1] // the root
+			for !ix.Direct {
+				first := string(ix.Data[strings.Index(string(ix.Data), "https://ex.com/")+len("https://ex.com/"):])
+				ix = byName[first[:strings.Index(first, "<")]]
+				depth++
+			}
+			if got := IndexDepth(n, fanout); got != depth {
+				t.Fatalf("IndexDepth(%d, %d) = %d; Indexes built %d levels", n, fanout, got, depth)
+			}
+		}
+	}
+}
