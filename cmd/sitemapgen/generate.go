@@ -257,7 +257,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	rep := &runReport{Report: prep, RunID: runID.ID}
 	if runErr != nil && ctx.Err() != nil && !rep.Published {
-		rep.Error = "interrupted; the previous sitemap set is unchanged" // as said on stderr, not "context canceled"
+		rep.Error = interrupted // as said on stderr, not "context canceled"
 	}
 	if rep.Generation != 0 {
 		runID.SetGeneration(rep.Generation) // what was published, should another run have come between
@@ -310,7 +310,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		case rep.Published:
 			fail(runErr.Error(), false, hint...)
 		case ctx.Err() != nil:
-			fail("interrupted; the previous sitemap set is unchanged", false, hint...)
+			fail(interrupted, false, hint...)
 		default:
 			fail(runErr.Error()+"; the previous sitemap set is unchanged", false, hint...)
 		}
@@ -346,6 +346,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	return exitOK
 }
+
+// interrupted is what a run stopped by a signal before its switch says.
+const interrupted = "interrupted; the previous sitemap set is unchanged"
 
 // noURLsHint says why a run that accepted no row did so: its reject
 // reasons, and for rows out of scope what the scope was and how to widen it

@@ -136,9 +136,6 @@ func validate(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		for _, root := range sets {
 			rep, code := checkSet(ctx, r.files, root, r.opt, stdout, stderr)
-			if rep != nil {
-				rep.Location = location(r.files.String(), rep.Root) // several sets share their root's name
-			}
 			if ctx.Err() != nil {
 				return exitFail // interrupted: checkSet said how far it got
 			}
@@ -184,13 +181,16 @@ type validateRoot struct {
 // check that could not run returns exitFail.
 func checkSet(ctx context.Context, files check.Files, root string, opt check.Options, stdout, stderr io.Writer) (*check.Report, int) {
 	rep, err := check.Set(ctx, files, root, opt)
+	if rep != nil {
+		rep.Location = location(files.String(), rep.Root) // several sets share their root's name
+	}
 	if err != nil && ctx.Err() != nil {
 		// A signal: say how far the check got, not "context canceled".
 		for _, p := range rep.List {
 			fmt.Fprintln(stdout, p)
 		}
 		fmt.Fprintf(stderr, "sitemapgen validate: interrupted after %.2fs, the check is incomplete: of %s, %d sitemaps, %d indexes, %d URLs, %d bytes uncompressed read to their end, %d problems so far\n",
-			rep.Seconds, location(files.String(), rep.Root), rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
+			rep.Seconds, rep.Location, rep.Sitemaps, rep.Indexes, rep.URLs, rep.BytesUncompressed, rep.Problems)
 		return rep, exitFail
 	}
 	if err != nil {
