@@ -519,9 +519,11 @@ func (c *checker) duplicates() error {
 	// any, every URL is handed over here, by its fingerprint.
 	pages := c.hasLinks.Load()
 	var herr error
-	earlier := func(a, b record) bool {
-		return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord)) < 0
+	// A URL's places in order: file name, then position in the file.
+	order := func(a, b record) int {
+		return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord))
 	}
+	earlier := func(a, b record) bool { return order(a, b) < 0 }
 	err := c.dupes.groups(pages, earlier, func(g []record, extra int) {
 		if pages && herr == nil {
 			h, h2 := g[0].h, g[0].h2
@@ -533,9 +535,7 @@ func (c *checker) duplicates() error {
 		if len(g) < 2 {
 			return
 		}
-		slices.SortFunc(g, func(a, b record) int {
-			return cmp.Or(cmp.Compare(names[a.file], names[b.file]), cmp.Compare(a.ord, b.ord))
-		})
+		slices.SortFunc(g, order)
 		for _, r := range g[1:] {
 			if listed >= maxDupDetail || c.ctx.Err() != nil {
 				extra++
