@@ -11,9 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/gunzip"
 	"github.com/sitemapgen/sitemapgen/internal/protocol"
 	"github.com/sitemapgen/sitemapgen/internal/xmlscan"
 )
@@ -144,7 +143,7 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	if p.encoding == "gzip" {
 		// Decoded in transit; a .gz file served so is gzip inside again
 		// (or, when the server compressed it on the fly, plain XML).
-		zr, err := gzip.NewReader(br)
+		zr, err := gunzip.NewReader(br)
 		if err != nil {
 			p.problem(0, CodeGzip, fmt.Sprintf("Content-Encoding: gzip, but a corrupt gzip stream: %v", err), "")
 			return 0
@@ -156,7 +155,7 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	magic, _ := br.Peek(2)
 	gz := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
 	if gz {
-		zr, err := gzip.NewReader(br)
+		zr, err := gunzip.NewReader(br)
 		if err != nil {
 			p.problem(0, CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
 			return 0

@@ -135,6 +135,40 @@ func goodSet(t *testing.T) (dir string, shards []string) {
 	return dir, shards
 }
 
+func appendFile(t *testing.T, path, s string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGzipAsGzipReadsIt: a sitemap is read as gzip(1) reads it: members in
+// turn, and zero bytes after the last (a block writer's padding) ignored.
+func TestGzipAsGzipReadsIt(t *testing.T) {
+	dir, shards := goodSet(t)
+	appendFile(t, filepath.Join(dir, shards[0]), strings.Repeat("\x00", 700))
+	data := readGz(t, filepath.Join(dir, shards[1]))
+	half := bytes.Index(data[len(data)/2:], []byte("<url>")) + len(data)/2
+	var b bytes.Buffer
+	for _, part := range [][]byte{data[:half], data[half:]} {
+		zw := gzip.NewWriter(&b)
+		zw.Write(part)
+		zw.Close()
+	}
+	if err := os.WriteFile(filepath.Join(dir, shards[1]), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rep := validate(t, dir, check.Ours); !rep.OK() || rep.URLs != 900 {
+		t.Fatalf("%d URLs, problems %v; want 900 and none", rep.URLs, rep.List)
+	}
+}
+
 func readGz(t *testing.T, path string) []byte {
 	f, err := os.Open(path)
 	if err != nil {
@@ -235,6 +269,10 @@ func TestInjectedDefects(t *testing.T) {
 			editShard(t, filepath.Join(dir, shards[2]), 7, func(u []byte) []byte { return slices.Concat(u, first) })
 			return check.Ours
 		}, check.CodeDuplicateURL, 2},
+		{"bytes after the gzip stream", func(t *testing.T, dir string, shards []string) check.Limits {
+			appendFile(t, filepath.Join(dir, shards[1]), "\x00\x00<url>")
+			return check.Ours
+		}, check.CodeGzip, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, shards := goodSet(t)

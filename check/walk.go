@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/sitemapgen/sitemapgen/encode"
+	"github.com/sitemapgen/sitemapgen/internal/gunzip"
 	"github.com/sitemapgen/sitemapgen/internal/hreflang"
 	"github.com/sitemapgen/sitemapgen/publish"
 )
@@ -220,7 +220,7 @@ func (c *checker) checkFile(t task) []task {
 		if o, ok := rc.(opened); ok && o.ContentEncoding() == "gzip" {
 			// Sent compressed in transit, as the sitemaps may be: robots
 			// reads at most maxRobots of what it decodes.
-			zr, err := gzip.NewReader(rc)
+			zr, err := gunzip.NewReader(bufio.NewReader(rc))
 			if err != nil {
 				c.report(Problem{File: t.name, Code: CodeGzip, Message: fmt.Sprintf("robots.txt: Content-Encoding gzip: %v", err)})
 				return nil

@@ -59,3 +59,47 @@ func TestGzipErrorSaysWhere(t *testing.T) {
 		})
 	}
 }
+
+// TestGzipMembersAndPadding: a .csv.gz is read as gzip(1) reads it, every
+// member in turn and zero bytes after the last ignored (block writers pad
+// so); other bytes after the last member fail the run, saying where.
+func TestGzipMembersAndPadding(t *testing.T) {
+	var a, b strings.Builder
+	a.WriteString("loc\n")
+	const n = 3000
+	for i := range n {
+		fmt.Fprintf(&a, "%sa/%d\n", base, i)
+		fmt.Fprintf(&b, "%sb/%d\n", base, i)
+	}
+	two := append(gz(t, a.String()), gz(t, b.String())...)
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		data []byte
+		urls int64
+		err  string
+	}{
+		{"padded", append(gz(t, a.String()), make([]byte, 4096)...), n, ""},
+		{"members padded", append(append([]byte(nil), two...), make([]byte, 100)...), 2 * n, ""},
+		{"garbage", append(append([]byte(nil), two...), "\x00\x00junk"...), 0, "trailing garbage after the last member (byte " + strconv.Itoa(len(two)) + " of the file)"},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".csv.gz")
+		if err := os.WriteFile(p, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep := filepath.Join(dir, "report.json")
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(dir, "out-"+tt.name), "--report", rep, p)
+		if tt.err != "" {
+			if code != 1 || !strings.Contains(stderr, tt.err) {
+				t.Errorf("%s: exit %d, want 1 and %q\n%s", tt.name, code, tt.err, stderr)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tt.name, code, stderr)
+		}
+		if r := readReport(t, rep); r.URLs != tt.urls {
+			t.Errorf("%s: %d URLs, want %d", tt.name, r.URLs, tt.urls)
+		}
+	}
+}

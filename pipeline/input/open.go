@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/sitemapgen/sitemapgen/internal/gunzip"
 )
 
 // Open opens f as a Source, or takes the handle Probe held for it (f holds
@@ -113,7 +113,7 @@ func newStreamSource(f *File, raw io.Reader, opt Options) (Source, error) {
 	}
 	var r io.Reader = br
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		zr, err := gunzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, err)
 		}
@@ -142,7 +142,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // error says where in the file the damage was found (the stream format's
 // reader adds the line); an error of the input itself is left as it is.
 type gzipStream struct {
-	zr *gzip.Reader
+	zr *gunzip.Reader
 	in *countingReader
 	br *bufio.Reader // between in and zr
 }
