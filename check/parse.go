@@ -68,6 +68,8 @@ type parser struct {
 	encoding string // HTTP Content-Encoding of the body: "gzip" or ""
 
 	tooLarge bool // reading stopped at MaxFileBytes
+	reported int  // problems reported of this file
+	corrupt  bool // a damaged gzip stream: what it decoded is not the file's
 
 	general bool   // no fast path (Options.general)
 	locBuf  []byte // the fast path's decoded loc
@@ -293,6 +295,7 @@ func (p *parser) problem(line int, code Code, msg, value string) {
 		}
 		value = value[:cut] + "…"
 	}
+	p.reported++
 	p.c.report(Problem{File: p.name, Line: line, Code: code, Message: msg, Value: value})
 }
 
@@ -314,7 +317,16 @@ func (p *parser) readError(err error, gz bool) {
 	case errors.As(err, &se):
 		p.problem(se.Line, CodeNotWellFormed, se.Msg, "")
 	case gz:
-		p.problem(p.line(), CodeGzip, fmt.Sprintf("corrupt gzip stream: %v", err), "")
+		// A damaged deflate stream decodes to garbage before its error
+		// (the checksum comes last): what was found in it would only
+		// hide the cause.
+		p.corrupt = true
+		msg := fmt.Sprintf("corrupt gzip stream: %v", err)
+		if n := p.reported; n > 0 {
+			p.c.retract(p.name, n)
+			msg += fmt.Sprintf(" (the %d problems found in what it decoded before are not listed: they may be the damage's)", n)
+		}
+		p.problem(p.line(), CodeGzip, msg, "")
 	case strings.HasPrefix(err.Error(), "xml: "):
 		p.problem(p.line(), CodeNotWellFormed, strings.TrimPrefix(err.Error(), "xml: "), "")
 	default:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -166,6 +167,41 @@ func TestGzipAsGzipReadsIt(t *testing.T) {
 	}
 	if rep := validate(t, dir, check.Ours); !rep.OK() || rep.URLs != 900 {
 		t.Fatalf("%d URLs, problems %v; want 900 and none", rep.URLs, rep.List)
+	}
+}
+
+// TestDamagedGzipOneProblem: a sitemap cut in the middle and padded with
+// zeros to its length, as a failed disk or upload leaves it. The deflate
+// decoder turns the zeros into copies of earlier text (elements in the
+// wrong place, repeated URLs) before it fails: one problem is listed, the
+// gzip stream's.
+func TestDamagedGzipOneProblem(t *testing.T) {
+	dir := t.TempDir()
+	var x bytes.Buffer
+	x.WriteString(xml.Header + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for i := range 3000 {
+		fmt.Fprintf(&x, "<url><loc>%sp%d</loc></url>\n", base, i)
+	}
+	x.WriteString("</urlset>\n")
+	writeGz(t, filepath.Join(dir, "a.xml.gz"), x.Bytes())
+	b, err := os.ReadFile(filepath.Join(dir, "a.xml.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[len(b)/2:])
+	if err := os.WriteFile(filepath.Join(dir, "a.xml.gz"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := xml.Header + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>` + base + `a.xml.gz</loc></sitemap></sitemapindex>`
+	if err := os.WriteFile(filepath.Join(dir, "sitemap.xml"), []byte(index), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := validate(t, dir, check.Ours)
+	if rep.Problems != 1 || rep.ByCode[check.CodeGzip] != 1 || len(rep.List) != 1 {
+		t.Fatalf("%d problems %v, want one bad_gzip: %v", rep.Problems, rep.ByCode, rep.List[:min(5, len(rep.List))])
+	}
+	if p := rep.List[0]; p.File != "a.xml.gz" || !strings.Contains(p.Message, "not listed") {
+		t.Errorf("%v: want a.xml.gz, saying the problems found in what it decoded are not listed", p)
 	}
 }
 

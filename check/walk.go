@@ -40,6 +40,7 @@ type checker struct {
 	names    []string        // file number -> name
 	scopes   []*encode.Scope // file number -> scope of its URLs (nil: none)
 	news     []bool          // file number -> a news sitemap (its fingerprints are apart)
+	corrupt  []bool          // file number -> a damaged gzip stream (its URLs are not checked for repeats)
 	listed   map[string]bool
 	base     string // public folder URL, normalised; "" until known
 	web      *HTTP  // names are absolute URLs
@@ -132,6 +133,22 @@ func (c *checker) report(p Problem) {
 	}
 }
 
+// retract takes back the last n problems reported of the file name.
+func (c *checker) retract(name string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.problems) - 1; i >= 0 && n > 0; i-- {
+		if p := c.problems[i]; p.File == name {
+			c.problems = slices.Delete(c.problems, i, i+1)
+			c.rep.Problems--
+			if c.rep.ByCode[p.Code]--; c.rep.ByCode[p.Code] == 0 {
+				delete(c.rep.ByCode, p.Code)
+			}
+			n--
+		}
+	}
+}
+
 func (c *checker) scopeOf(file uint32) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -207,6 +224,7 @@ func (c *checker) checkFile(t task) []task {
 	c.names = append(c.names, t.name)
 	c.scopes = append(c.scopes, nil)
 	c.news = append(c.news, false)
+	c.corrupt = append(c.corrupt, false)
 	c.mu.Unlock()
 
 	rc, err := c.files.Open(c.ctx, t.name)
@@ -256,6 +274,7 @@ func (c *checker) checkFile(t task) []task {
 
 	c.mu.Lock()
 	c.news[num] = p.news
+	c.corrupt[num] = p.corrupt
 	c.rep.BytesUncompressed += size
 	switch p.kind {
 	case kindURLSet:
@@ -267,6 +286,9 @@ func (c *checker) checkFile(t task) []task {
 	c.mu.Unlock()
 
 	lim := c.opt.Limits
+	if p.corrupt {
+		lim = Limits{} // its counts may be the damage's: the one problem is bad_gzip
+	}
 	if lim.MaxBytes > 0 && size > int64(lim.MaxBytes) && !p.tooLarge {
 		c.report(Problem{File: t.name, Code: CodeTooManyBytes,
 			Message: fmt.Sprintf("%d bytes uncompressed, more than the limit of %d", size, lim.MaxBytes)})
@@ -532,7 +554,9 @@ func (c *checker) duplicates() error {
 			}
 			herr = c.hreflang.AddPageFingerprint(h, h2)
 		}
-		if len(g) < 2 {
+		// A damaged gzip stream's URLs may be the damage's (copies of
+		// earlier ones, often): its one problem is bad_gzip.
+		if g = slices.DeleteFunc(g, func(r record) bool { return c.corrupt[r.file] }); len(g) < 2 {
 			return
 		}
 		slices.SortFunc(g, order)
