@@ -321,6 +321,9 @@ func (b *httpBody) try() error {
 			if b.ctx.Err() != nil {
 				return b.err()
 			}
+			if loc, ok := badLocation(err); ok {
+				return &RedirectError{URL: cur.String(), To: loc, Reason: "not a URL"}
+			}
 			return &retryable{err: b.explain(err)}
 		}
 		if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
@@ -506,6 +509,26 @@ func (b *httpBody) Close() error {
 	b.release()
 	b.stop()
 	return nil
+}
+
+// badLocation recognises net/http's error for a redirect whose Location is
+// not a URL (the client parses it before CheckRedirect could say no): no
+// retry mends it. It returns the header's value.
+func badLocation(err error) (string, bool) {
+	var ue *url.Error
+	if !errors.As(err, &ue) || ue.Err == nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(ue.Err.Error(), "failed to parse Location header ")
+	if !ok {
+		return "", false
+	}
+	if q, err := strconv.QuotedPrefix(rest); err == nil {
+		if loc, err := strconv.Unquote(q); err == nil {
+			return loc, true
+		}
+	}
+	return rest, true
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -197,5 +198,25 @@ func TestServerErrorIsNotMissing(t *testing.T) {
 		if rep.ByCode[want] != 1 || rep.Problems != 1 {
 			t.Errorf("%s: problems %q; want one %s", path, codes(rep), want)
 		}
+	}
+}
+
+// TestBadLocationNotRetried: a redirect whose Location is not a URL is
+// bad_redirect at once; retrying cannot mend it.
+func TestBadLocationNotRetried(t *testing.T) {
+	var gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gets.Add(1)
+		w.Header().Set("Location", "http://[::1/moved.xml")
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer srv.Close()
+	rep, err := Set(t.Context(), &HTTP{Retries: 3, Backoff: time.Millisecond}, srv.URL+"/sitemap.xml", Options{Limits: Ours, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := codes(rep)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "bad_redirect: ") || !strings.Contains(got[0], `to http://[::1/moved.xml not followed: not a URL`) || gets.Load() != 1 {
+		t.Errorf("%d requests, problems %q; want one, and one bad_redirect: not a URL", gets.Load(), got)
 	}
 }
