@@ -189,6 +189,9 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	runID := runlog.NewRun()
 	log := runID.Logger(stderr, format)
+	if format == runlog.JSON {
+		defer runlog.CaptureStdLog(log)()
+	}
 	// fail says why the run stopped: the line people read, or, with
 	// --log-format json, a record like every other line on stderr.
 	fail := func(msg string, usage bool, hint ...string) {

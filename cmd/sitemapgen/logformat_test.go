@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +108,28 @@ func TestLogFormatJSON(t *testing.T) {
 	}
 	if code, _, stderr := sitemapgen(t, "", "generate", "--log-format", "xml", "--public-url", base, sample); code != 2 || !strings.Contains(stderr, "--log-format") {
 		t.Errorf("--log-format xml: exit %d, want 2 naming the flag\n%s", code, stderr)
+	}
+}
+
+// TestLogFormatJSONLibraryLines: what a library writes through the standard
+// log package during a run (net/http on a misbehaving server, the AWS SDK's
+// warnings) is a record of the run too, not a plain line among the JSON.
+func TestLogFormatJSONLibraryLines(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.Printf("Unsolicited response received on idle HTTP channel starting with %q", "junk")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	code, _, stderr := sitemapgen(t, "", "generate", "--log-format", "json", "--public-url", base, "--out", filepath.Join(dir, "out"),
+		"--indexnow-key", "a1b2c3d4-e5f6", "--indexnow-endpoint", srv.URL, "--indexnow-all", "../../testdata/sample.csv")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	found := false
+	for _, r := range jsonLines(t, stderr) {
+		found = found || r["level"] == "WARN" && strings.HasPrefix(r["msg"].(string), "Unsolicited response")
+	}
+	if !found {
+		t.Errorf("no WARN record of the library's line:\n%s", stderr)
 	}
 }

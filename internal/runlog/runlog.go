@@ -9,7 +9,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 )
 
@@ -92,4 +94,28 @@ func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *handler) WithGroup(name string) slog.Handler {
 	return &handler{inner: h.inner.WithGroup(name), run: h.run}
+}
+
+// CaptureStdLog sends what libraries write through the standard log package
+// (net/http's "Unsolicited response" on a misbehaving server, the AWS SDK's
+// warnings) to l as warnings, until restore is called: with JSON records a
+// plain line on stderr would break every reader of the log.
+func CaptureStdLog(l *slog.Logger) (restore func()) {
+	out, flags, prefix := log.Writer(), log.Flags(), log.Prefix()
+	log.SetOutput(stdLog{l})
+	log.SetFlags(0)
+	log.SetPrefix("")
+	return func() {
+		log.SetOutput(out)
+		log.SetFlags(flags)
+		log.SetPrefix(prefix)
+	}
+}
+
+// stdLog writes each line it is given as a record.
+type stdLog struct{ l *slog.Logger }
+
+func (w stdLog) Write(p []byte) (int, error) {
+	w.l.Warn(strings.TrimRight(string(p), "\n"), "from", "library")
+	return len(p), nil
 }

@@ -3,6 +3,8 @@ package runlog
 import (
 	"bytes"
 	"encoding/json"
+	"log"
+	"os"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,30 @@ func TestParseFormat(t *testing.T) {
 	}
 	if _, err := ParseFormat("JSON "); err == nil {
 		t.Error("ParseFormat accepts an unknown format")
+	}
+}
+
+// TestCaptureStdLog: while captured, a library's log.Printf is a JSON
+// warning of the run; after restore, the standard logger is as it was.
+func TestCaptureStdLog(t *testing.T) {
+	var buf, before bytes.Buffer
+	log.SetOutput(&before)
+	log.SetFlags(log.Lshortfile)
+	defer log.SetOutput(os.Stderr)
+	defer log.SetFlags(log.LstdFlags)
+	r := NewRun()
+	restore := CaptureStdLog(r.Logger(&buf, JSON))
+	log.Printf("Unsolicited response received on idle HTTP channel starting with %q", "HTTP/1.1")
+	restore()
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("not one JSON record: %v\n%s", err, buf.String())
+	}
+	if m["level"] != "WARN" || m["msg"] != `Unsolicited response received on idle HTTP channel starting with "HTTP/1.1"` || m["run_id"] != r.ID {
+		t.Errorf("record %v", m)
+	}
+	log.Print("after")
+	if got := before.String(); !strings.HasSuffix(got, ": after\n") || buf.Len() == 0 || strings.Count(buf.String(), "\n") != 1 {
+		t.Errorf("after restore: %q went to the old writer, %q to the run's", got, buf.String())
 	}
 }

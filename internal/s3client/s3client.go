@@ -7,6 +7,7 @@ package s3client
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Options configure a client. Zero values take the defaults noted.
@@ -60,6 +62,11 @@ func New(ctx context.Context, opt Options, more ...func(*s3.Options)) (*s3.Clien
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
 	}
+	// The SDK's warnings go through the standard log package, as net/http's
+	// do, so that a run with JSON logs makes records of them.
+	cfg.Logger = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		log.Printf("aws-sdk-go-v2 %s: %s", c, fmt.Sprintf(format, v...))
+	})
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1" // S3-compatible stores rarely care; AWS redirects the signature
 	}
