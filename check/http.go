@@ -185,7 +185,8 @@ func (h *HTTP) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("open %q: not an http or https URL", name)
 	}
 	ctx, stop := context.WithTimeoutCause(ctx, h.Deadline, &DeadlineError{URL: name, Deadline: h.Deadline})
-	b := &httpBody{h: h, ctx: ctx, stop: stop, orig: u, slot: h.slot(u.Host), robots: isRobots(u.Path)}
+	hostWide, _ := ctx.Value(hostWideKey{}).(bool)
+	b := &httpBody{h: h, ctx: ctx, stop: stop, orig: u, slot: h.slot(u.Host), robots: isRobots(u.Path), hostWide: hostWide}
 	if err := b.open(); err != nil {
 		b.Close()
 		return nil, err
@@ -199,9 +200,12 @@ type httpBody struct {
 	ctx    context.Context    // ends at the file's deadline
 	stop   context.CancelFunc // releases the deadline's timer
 	robots bool               // a robots.txt: redirects to another host are followed
-	orig   *url.URL
-	slot   chan struct{}
-	held   bool
+	// hostWide: a file a robots.txt names (or an index's child of one):
+	// redirects may leave its folder, as its scope is its host.
+	hostWide bool
+	orig     *url.URL
+	slot     chan struct{}
+	held     bool
 
 	final    *url.URL // after redirects
 	encoding string
@@ -339,7 +343,7 @@ func (b *httpBody) try() error {
 				redirect.Reason = fmt.Sprintf("more than %d redirects", b.h.MaxRedirects)
 			case !sameSite(b.orig, next) && !b.robots:
 				redirect.Reason = "to another host (a sitemap may only list URLs of the host it is served from)"
-			case !strings.HasPrefix(next.Path, folder) && !b.robots:
+			case !strings.HasPrefix(next.Path, folder) && !b.robots && !b.hostWide:
 				redirect.Reason = "out of the folder " + folder + " (a sitemap may only list URLs under its own folder)"
 			}
 			if redirect.Reason != "" {

@@ -220,3 +220,38 @@ func TestBadLocationNotRetried(t *testing.T) {
 		t.Errorf("%d requests, problems %q; want one, and one bad_redirect: not a URL", gets.Load(), got)
 	}
 }
+
+// TestRobotsSitemapRedirectInItsHost: a sitemap a robots.txt names may be
+// redirected anywhere on its host (robots.txt vouches for the host, and
+// its scope is the host); reached without robots.txt, the same redirect
+// leaves its folder and is not followed.
+func TestRobotsSitemapRedirectInItsHost(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprintf(w, "Sitemap: %s/sitemaps/sitemap.xml\n", srv.URL)
+		case "/sitemaps/sitemap.xml":
+			http.Redirect(w, r, "/v2/sitemap.xml", http.StatusMovedPermanently)
+		case "/v2/sitemap.xml":
+			fmt.Fprintf(w, oneURL, srv.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	rep, err := Set(t.Context(), &HTTP{Retries: -1}, srv.URL+"/robots.txt", Options{Limits: Ours, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Sitemaps != 1 || rep.URLs != 1 {
+		t.Errorf("through robots.txt: %d sitemaps, %d URLs, problems %q; want the redirect followed", rep.Sitemaps, rep.URLs, codes(rep))
+	}
+	rep, err = Set(t.Context(), &HTTP{Retries: -1}, srv.URL+"/sitemaps/sitemap.xml", Options{Limits: Ours, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codes(rep); len(got) != 1 || !strings.HasPrefix(got[0], "bad_redirect: ") || !strings.Contains(got[0], "out of the folder /sitemaps/") {
+		t.Errorf("without robots.txt: problems %q; want one bad_redirect out of the folder", got)
+	}
+}

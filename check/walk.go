@@ -208,6 +208,10 @@ func (c *checker) folderScope(fileURL string, robots bool) *encode.Scope {
 	return s
 }
 
+// hostWideKey marks, in the context of an Open, a file a robots.txt vouches
+// for: over HTTP its redirects may leave its folder, not its host.
+type hostWideKey struct{}
+
 // isRobots reports whether a root name is a robots.txt (ours is NAME-robots.txt).
 func isRobots(name string) bool { return strings.HasSuffix(name, "robots.txt") }
 
@@ -227,7 +231,11 @@ func (c *checker) checkFile(t task) []task {
 	c.corrupt = append(c.corrupt, false)
 	c.mu.Unlock()
 
-	rc, err := c.files.Open(c.ctx, t.name)
+	ctx := c.ctx
+	if t.robots {
+		ctx = context.WithValue(ctx, hostWideKey{}, true)
+	}
+	rc, err := c.files.Open(ctx, t.name)
 	if err != nil {
 		c.openError(t, err)
 		return nil
