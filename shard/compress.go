@@ -42,15 +42,18 @@ type gzipWriter interface {
 
 // NewCompressor returns a Compressor for a gzip level (1..9) that compresses
 // one file on up to procs goroutines: 1 is a single stream, 0 means GOMAXPROCS.
+// Only procs 1 changes the bytes: 0 on a machine of one core is still pgzip,
+// so a set's files do not depend on the cores of the machine that wrote them.
 func NewCompressor(level, procs int) (*Compressor, error) {
 	if level < 1 || level > 9 {
 		return nil, fmt.Errorf("gzip level %d: must be 1..9", level)
 	}
+	single := procs == 1
 	if procs <= 0 {
 		procs = runtime.GOMAXPROCS(0)
 	}
 	c := &Compressor{}
-	if procs == 1 {
+	if single {
 		w, err := gzip.NewWriterLevel(&c.out, level)
 		if err != nil {
 			return nil, fmt.Errorf("gzip level %d: %w", level, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,13 @@ func TestCompressorID(t *testing.T) {
 	p4, gz4 := id(6, 4)
 	if p2 != p4 || !bytes.Equal(gz2, gz4) {
 		t.Errorf("pgzip on 2 and 4 goroutines: IDs %q, %q, same bytes %v: want the same ID and bytes", p2, p4, bytes.Equal(gz2, gz4))
+	}
+	// 0 (GOMAXPROCS) is pgzip on any machine, one core too: the bytes
+	// do not depend on the cores of the machine that wrote them.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p0, gz0 := id(6, 0)
+	if p0 != p2 || !bytes.Equal(gz0, gz2) {
+		t.Errorf("procs 0 on one core: ID %q, same bytes %v; want pgzip's %q and its bytes", p0, bytes.Equal(gz0, gz2), p2)
 	}
 	single, gzs := id(6, 1)
 	l9, _ := id(9, 2)
