@@ -148,6 +148,12 @@ type Options struct {
 	SkipOrphans bool
 	// NoFollow checks the root alone: an index's entries are not walked.
 	NoFollow bool
+	// SkipReciprocity leaves out the hreflang checks across pages (an
+	// alternate's target listed, reciprocal, listing itself): generate
+	// --verify reads only part of a set (files verified before are not read
+	// again), and generate checks them itself over the whole export, across
+	// groups and hosts. Each alternate's own form is still checked.
+	SkipReciprocity bool
 	// MaxProblems stops the check once that many problems are found (0: no limit).
 	MaxProblems int
 	// Workers is the number of files checked at once (0: GOMAXPROCS).

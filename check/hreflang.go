@@ -81,6 +81,9 @@ func hreflangRef(file uint32, line int) uint64 { return uint64(file)<<32 | uint6
 // reciprocity reports the problems of the hreflang check once every file
 // has been read.
 func (c *checker) reciprocity() error {
+	if c.opt.SkipReciprocity {
+		return nil
+	}
 	names := c.names
 	// A target the check has not seen may be listed by another sitemap of
 	// the site unless the whole set was walked from its index: a single

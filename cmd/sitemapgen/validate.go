@@ -375,7 +375,9 @@ var errVerify = errors.New("the written set has problems; the root index was not
 // checks the set in files as it will be once the root is published, with
 // the run's limits. Duplicate URLs are logged, not fatal: generate keeps
 // every accepted row, so duplicates come from the input. Old files about to
-// be pruned are not orphans.
+// be pruned are not orphans. hreflang reciprocity is not checked again:
+// generate checked it over the whole export (warnings, as documented),
+// while the check here reads one set, and not all of it.
 //
 // The files trusted says a --verify run checked, reused unchanged since
 // (and checked at the destination), are not read again: the indexes that
@@ -393,7 +395,7 @@ func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(co
 		tf := trustedFiles{check.WithFile(files, root, data), trusted}
 		rep, err := check.Set(ctx, tf, root, check.Options{
 			Limits:    check.Limits{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes, MaxEntries: cfg.Fanout},
-			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true,
+			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true, SkipReciprocity: true,
 		})
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,5 +74,57 @@ func TestVerifyInProportion(t *testing.T) {
 	// Nothing changed, but the shard night 3 wrote was never verified: read.
 	if n, v := night("2026-11-23T02:00:00Z", true, func(i int) bool { return i == 5 || i == 300 }); n != 5 || count(v) != len(v) {
 		t.Errorf("night 4 --verify: %d files not read, %d of %d recorded verified; want 5, all", n, count(v), len(v))
+	}
+}
+
+// TestVerifyHreflangAcrossFiles: --verify does not judge hreflang
+// reciprocity, which generate checks itself over the whole export (and
+// reports as warnings). The check it runs reads one set, and not all of it:
+// on night 2 the alternates pointing into the sitemaps verified before (not
+// read again) would be "missing", and a nightly --verify would never
+// publish again; a set of one host has the other hosts' pages nowhere; a
+// page on another site is nowhere either.
+func TestVerifyHreflangAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	pairs := func(changed int) {
+		var b strings.Builder
+		b.WriteString("loc,lastmod,alternate:en,alternate:de\n")
+		for _, lang := range []string{"en", "de"} {
+			for i := range 600 {
+				lm := "2024-01-01"
+				if lang == "en" && i == changed {
+					lm = "2026-11-20"
+				}
+				fmt.Fprintf(&b, "%s%s/%d,%s,%sen/%d,%sde/%d\n", base, lang, i, lm, base, i, base, i)
+			}
+		}
+		if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	for night, now := range []string{"2026-11-20T02:00:00Z", "2026-11-21T02:00:00Z"} {
+		pairs(night*10 - 1) // night 2 changes one row
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100", "--now", now, "--verify", in)
+		if code != 0 {
+			t.Fatalf("night %d: exit %d\n%s", night+1, code, stderr)
+		}
+		if m := regexp.MustCompile(`verified_before=(\d+)`).FindStringSubmatch(stderr); night == 1 && (m == nil || m[1] == "0") {
+			t.Errorf("night 2: want most sitemaps not read again\n%s", stderr)
+		}
+	}
+	hosts := filepath.Join(dir, "hosts.csv")
+	os.WriteFile(hosts, []byte("loc,alternate:en,alternate:de\n"+
+		"https://www.example.com/a,https://www.example.com/a,https://www.example.de/a\n"+
+		"https://www.example.de/a,https://www.example.com/a,https://www.example.de/a\n"+
+		"https://www.example.com/b,https://www.example.com/b,https://www.example.fr/b\n"), 0o644)
+	code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "host", "--public-url", "https://{group}/", "--scope", "https://{group}/",
+		"--out", filepath.Join(dir, "hosts", "{group}"), "--verify", hosts)
+	if code != 0 {
+		t.Fatalf("two hosts' alternates, and one to another site: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "target_missing=1") {
+		t.Errorf("generate's own check: want the page on another site a warning\n%s", stderr)
 	}
 }
