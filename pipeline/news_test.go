@@ -155,3 +155,28 @@ func TestNewsSitemaps(t *testing.T) {
 	}
 	xmltest.ValidateDir(t, dir)
 }
+
+// TestNewsSitemapsWithinMaxURLs: --max-urls bounds every sitemap of the
+// set, the news sitemaps too (validate and --verify check it so).
+func TestNewsSitemapsWithinMaxURLs(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	local, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Inputs: []string{newsInput(t, now, 0, 250, 0)}, PublicURL: mustScope(t, testBase), Sink: local, Name: "sitemap",
+		MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Now: now}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := xmltest.ReadSet(t, dir, testBase, "sitemap.xml", "sitemap-robots.txt")
+	var sizes []int
+	for _, n := range set.News {
+		sizes = append(sizes, len(n.URLs))
+	}
+	if !slices.Equal(sizes, []int{100, 100, 50}) || rep.News == nil || rep.News.URLs != 250 {
+		t.Errorf("news sitemaps of %v URLs, report %+v; want 100, 100, 50", sizes, rep.News)
+	}
+}

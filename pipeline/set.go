@@ -93,7 +93,8 @@ func (r *run) newNewsCutter() *shard.Cutter {
 	if r.namespaces&encode.NSNews == 0 {
 		return nil
 	}
-	o := shard.CutterOptions{MaxURLs: r.cfg.MaxNewsURLs, MaxBytes: r.cfg.MaxBytes,
+	// --max-urls bounds every sitemap of the set, news sitemaps too.
+	o := shard.CutterOptions{MaxURLs: min(r.cfg.MaxNewsURLs, r.cfg.MaxURLs), MaxBytes: r.cfg.MaxBytes,
 		Header: shard.URLSetHeaderSchema(encode.NSNews, r.cfg.SchemaLocation), Mode: shard.CutTight}
 	if r.groups != nil {
 		o.Capacity = groupShardCapacity
