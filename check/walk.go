@@ -297,7 +297,9 @@ func (c *checker) checkFile(t task) []task {
 	if p.corrupt {
 		lim = Limits{} // its counts may be the damage's: the one problem is bad_gzip
 	}
-	if lim.MaxBytes > 0 && size > int64(lim.MaxBytes) && !p.tooLarge {
+	// --max-bytes is generate's per-sitemap bound; an index file is held to
+	// the protocol's (past it reading stopped: too_large).
+	if p.kind != kindIndex && lim.MaxBytes > 0 && size > int64(lim.MaxBytes) && !p.tooLarge {
 		c.report(Problem{File: t.name, Code: CodeTooManyBytes,
 			Message: fmt.Sprintf("%d bytes uncompressed, more than the limit of %d", size, lim.MaxBytes)})
 	}

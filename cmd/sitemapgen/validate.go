@@ -69,7 +69,7 @@ func newValidateFlags(stderr io.Writer) (*flag.FlagSet, *validateFlags) {
 	fs.StringVar(&f.name, "name", "sitemap", "root file name stem when ROOT is a folder: ROOT/NAME.xml")
 	fs.StringVar(&f.report, "report", "", "write a JSON report to this file")
 	fs.IntVar(&f.maxURLs, "max-urls", check.Ours.MaxURLs, "URLs per sitemap file")
-	fs.IntVar(&f.maxBytes, "max-bytes", check.Ours.MaxBytes, "uncompressed bytes per file")
+	fs.IntVar(&f.maxBytes, "max-bytes", check.Ours.MaxBytes, "uncompressed bytes per sitemap file (index files: the protocol's 52428800)")
 	fs.IntVar(&f.maxEntries, "index-fanout", check.Ours.MaxEntries, "entries per index file")
 	fs.IntVar(&f.maxDepth, "max-depth", check.Ours.MaxDepth, "index levels above a sitemap")
 	fs.BoolVar(&f.protocolMax, "protocol-max", false, fmt.Sprintf("use the protocol's limits (%d URLs, %d bytes, %d index entries) instead of ours", protocol.MaxURLs, protocol.MaxFileBytes, protocol.MaxIndexEntries))

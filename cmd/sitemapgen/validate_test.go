@@ -335,3 +335,27 @@ func TestSummaryLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyMaxBytesPerSitemap: --max-bytes bounds each sitemap; an index
+// file larger than it (600 sitemaps listed in 75 KB) is within the protocol,
+// as generate writes it, for --verify and validate alike.
+func TestVerifyMaxBytesPerSitemap(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("loc\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "%sp/%d\n", base, i)
+	}
+	in := filepath.Join(t.TempDir(), "in.csv")
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := sitemapgen(t, "", "generate", "--verify", "--public-url", base, "--out", out, "--max-bytes", "4096", "--max-urls", "1", in)
+	if code != 0 {
+		t.Fatalf("--verify --max-bytes 4096: exit %d\n%s", code, stderr)
+	}
+	if st, err := os.Stat(filepath.Join(out, "sitemap.xml")); err != nil || st.Size() <= 4096 {
+		t.Fatalf("the root index: %v, want it over 4096 bytes", err)
+	}
+	if code, stdout, stderr := sitemapgen(t, "", "validate", "--max-bytes", "4096", "--max-urls", "1", out); code != 0 {
+		t.Errorf("validate --max-bytes 4096: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
