@@ -207,8 +207,13 @@ func (ns Namespaces) AppendSchemaLocations(dst []byte) []byte {
 // the Encoder is given another with SetMediaQuery.
 const DefaultMediaQuery = "only screen and (max-width: 640px)"
 
+// ValidMediaQuery reports whether q can be a media attribute: 1 to 1,024
+// characters of valid UTF-8 that XML can hold (see SetMediaQuery).
+func ValidMediaQuery(q string) bool { return validText([]byte(q), 1, 1024) }
+
 // SetMediaQuery sets the media attribute of media-alternate links (see
-// DefaultMediaQuery). It is written XML-escaped.
+// DefaultMediaQuery). It is written XML-escaped; the caller checks it with
+// ValidMediaQuery first.
 func (e *Encoder) SetMediaQuery(q string) {
 	e.media = appendEscaped(e.media[:0], q)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -162,6 +163,8 @@ func (c *Config) Validate() error {
 		return bad("Workers", "workers", c.Workers, "must be 0 (all cores) or more")
 	case c.LockTTL < 0 || c.LockTTL > 0 && c.LockTTL < time.Second:
 		return bad("LockTTL", "lock TTL", c.LockTTL, "must be at least 1s")
+	case c.MediaQuery != "" && !encode.ValidMediaQuery(c.MediaQuery):
+		return bad("MediaQuery", "media query", strconv.Quote(c.MediaQuery), "must be 1..1024 characters of valid UTF-8 without control characters (it is written into every media alternate)")
 	}
 	if err := c.validateGroup(); err != nil {
 		return err

@@ -757,6 +757,7 @@ var configFlags = map[string]string{
 	"MaxURLs": "max-urls", "MaxBytes": "max-bytes", "Fanout": "index-fanout", "MaxNewsURLs": "max-news-urls",
 	"NewsWindow": "news-window", "GzipLevel": "gzip-level", "KeepGenerations": "keep-generations",
 	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl",
+	"MediaQuery": "media-query",
 }
 
 // dryRunKept returns which files a dry run holds for IndexNow to read the
