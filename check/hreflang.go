@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/internal/hreflang"
 )
 
@@ -95,14 +96,17 @@ func (c *checker) reciprocity() error {
 		}
 		code := hreflangCodes[p.Kind]
 		file, line := names[p.Ref>>32], int(uint32(p.Ref))
+		// The pages and targets are the sitemap's loc text: said as URLs,
+		// as duplicate_url and generate's --hreflang-report say them.
+		page, target := encode.AppendLocText(nil, p.Page), encode.AppendLocText(nil, p.Target)
 		var msg string
 		switch p.Kind {
 		case hreflang.MissingSelf:
-			msg = fmt.Sprintf("%s lists hreflang alternates but not itself: Google ignores the set", p.Page)
+			msg = fmt.Sprintf("%s lists hreflang alternates but not itself: Google ignores the set", page)
 		default:
-			msg = fmt.Sprintf("%s: hreflang %q alternate %s: missing %s", p.Page, p.Hreflang, p.Target, p.Missing())
+			msg = fmt.Sprintf("%s: hreflang %q alternate %s: missing %s", page, p.Hreflang, target, p.Missing())
 		}
-		c.report(Problem{File: file, Line: line, Code: code, Message: msg, Value: string(p.Target)})
+		c.report(Problem{File: file, Line: line, Code: code, Message: msg, Value: string(target)})
 		return nil
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func TestHreflangTargetsWithoutAlternates(t *testing.T) {
 <sitemap><loc>`+pub+`news.xml</loc></sitemap>
 </sitemapindex>
 `))
-	writeFile(t, dir, "a.xml", urlset(false, page("en", pub+"en", pub+"plain", "HTTPS://WWW.EXAMPLE.COM:443/other", pub+"fresh", pub+"gone")))
+	writeFile(t, dir, "a.xml", urlset(false, page("en", pub+"en", pub+"plain", "HTTPS://WWW.EXAMPLE.COM:443/other", pub+"fresh", pub+"gone?a=1&amp;it&apos;s=2")))
 	writeFile(t, dir, "b.xml", urlset(false, page("plain")+page("other")))
 	writeFile(t, dir, "news.xml", urlset(true, `<url><loc>`+pub+`fresh</loc><news:news><news:publication><news:name>N</news:name><news:language>en</news:language></news:publication><news:publication_date>2024-01-01</news:publication_date><news:title>T</news:title></news:news></url>`+"\n"))
 	rep, err := Set(t.Context(), Dir(dir), "sitemap.xml", Options{Limits: Ours, PublicURL: mustScope(t, pub), TempDir: t.TempDir(), RunRecords: 2})
@@ -54,11 +54,16 @@ func TestHreflangTargetsWithoutAlternates(t *testing.T) {
 		"a.xml:3 hreflang_not_reciprocal https://www.example.com/plain",
 		"a.xml:3 hreflang_not_reciprocal https://www.example.com/other",
 		"a.xml:3 hreflang_not_reciprocal https://www.example.com/fresh",
-		"a.xml:3 hreflang_target_missing https://www.example.com/gone",
+		"a.xml:3 hreflang_target_missing https://www.example.com/gone?a=1&it's=2", // the URL, not its XML text
 	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, p := range rep.List {
+		if strings.Contains(p.Message, "&amp;") || strings.Contains(p.Message, "&apos;") {
+			t.Errorf("message with XML escapes: %s", p.Message)
+		}
 	}
 }
