@@ -70,6 +70,9 @@ type parser struct {
 	tooLarge bool // reading stopped at MaxFileBytes
 	reported int  // problems reported of this file
 	corrupt  bool // a damaged gzip stream: what it decoded is not the file's
+	hold     bool // a gzip file: problems wait in held until it is read whole
+	held     []Problem
+	heldMore map[Code]int // past maxHeld, counted
 
 	general bool   // no fast path (Options.general)
 	locBuf  []byte // the fast path's decoded loc
@@ -140,6 +143,30 @@ var bom = []byte("\xef\xbb\xbf")
 
 // parse checks one file read from r and returns what it is and its size.
 func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
+	size = p.read(ctx, r)
+	p.settle()
+	return size
+}
+
+// maxHeld bounds the problems of a gzip file held back until its stream
+// proves whole; the rest are counted.
+const maxHeld = 1024
+
+// settle reports the problems held back while a gzip file was read: its
+// stream is whole (a damaged one's were dropped, see readError).
+func (p *parser) settle() {
+	held, more := p.held, p.heldMore
+	p.hold, p.held, p.heldMore = false, nil, nil
+	for _, pr := range held {
+		p.c.report(pr)
+	}
+	for code, n := range more {
+		p.c.count(code, n)
+	}
+}
+
+// read checks the file read from r and returns its size.
+func (p *parser) read(ctx context.Context, r io.Reader) (size int64) {
 	raw := &countingReader{ctx: ctx, r: r, limit: MaxFileBytes}
 	br := bufio.NewReaderSize(raw, 64<<10)
 	if p.encoding == "gzip" {
@@ -156,6 +183,9 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 	var src io.Reader = br
 	magic, _ := br.Peek(2)
 	gz := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	// A damaged deflate stream decodes to garbage before its checksum (at
+	// the end) says so: the problems found in it wait for the end.
+	p.hold = gz
 	if gz {
 		zr, err := gunzip.NewReader(br)
 		if err != nil {
@@ -200,6 +230,11 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 				if raw.err != nil && errors.Is(err, raw.err) {
 					gz = false // the source failed (over HTTP, its deadline): not the gzip stream
 				}
+				if gz && xmlError(err) {
+					if derr := gzipDamage(ctx, cr); derr != nil {
+						err = derr
+					}
+				}
 				p.readError(err, gz)
 			}
 			return min(cr.n, MaxFileBytes)
@@ -220,7 +255,12 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 			ok = true
 		}
 		if !ok {
-			return cr.n
+			if gz && ctx.Err() == nil {
+				if derr := gzipDamage(ctx, cr); derr != nil {
+					p.readError(derr, true)
+				}
+			}
+			return min(cr.n, MaxFileBytes)
 		}
 	}
 	switch {
@@ -230,6 +270,25 @@ func (p *parser) parse(ctx context.Context, r io.Reader) (size int64) {
 		p.notWellFormed("no root element")
 	}
 	return cr.n
+}
+
+// xmlError reports whether err is the XML's, not the stream's under it.
+func xmlError(err error) bool {
+	var se *xml.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, xmlscan.ErrTokenTooLarge) || strings.HasPrefix(err.Error(), "xml: ")
+}
+
+// gzipDamage reads the rest of a gzip file whose XML stopped the check,
+// and returns the gzip stream's error, if it has one: a flipped bit turns
+// what follows into garbage, and the garbage, not the damage, is what the
+// XML reader sees first; the checksum at the end says what happened. The
+// read is bounded by the file's MaxFileBytes.
+func gzipDamage(ctx context.Context, rest io.Reader) error {
+	_, err := io.Copy(io.Discard, rest)
+	if err == nil || errors.Is(err, errTooLarge) || ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // charset reads the single-byte encodings xmllint also reads, reporting
@@ -296,7 +355,18 @@ func (p *parser) problem(line int, code Code, msg, value string) {
 		value = value[:cut] + "…"
 	}
 	p.reported++
-	p.c.report(Problem{File: p.name, Line: line, Code: code, Message: msg, Value: value})
+	pr := Problem{File: p.name, Line: line, Code: code, Message: msg, Value: value}
+	switch {
+	case !p.hold:
+		p.c.report(pr)
+	case len(p.held) < maxHeld:
+		p.held = append(p.held, pr)
+	default:
+		if p.heldMore == nil {
+			p.heldMore = map[Code]int{}
+		}
+		p.heldMore[code]++
+	}
 }
 
 func (p *parser) notWellFormed(msg string) bool {
@@ -323,9 +393,9 @@ func (p *parser) readError(err error, gz bool) {
 		p.corrupt = true
 		msg := fmt.Sprintf("corrupt gzip stream: %v", err)
 		if n := p.reported; n > 0 {
-			p.c.retract(p.name, n)
 			msg += fmt.Sprintf(" (the %d problems found in what it decoded before are not listed: they may be the damage's)", n)
 		}
+		p.hold, p.held, p.heldMore = false, nil, nil
 		p.problem(p.line(), CodeGzip, msg, "")
 	case strings.HasPrefix(err.Error(), "xml: "):
 		p.problem(p.line(), CodeNotWellFormed, strings.TrimPrefix(err.Error(), "xml: "), "")

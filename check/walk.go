@@ -133,19 +133,18 @@ func (c *checker) report(p Problem) {
 	}
 }
 
-// retract takes back the last n problems reported of the file name.
-func (c *checker) retract(name string, n int) {
+// count counts n problems of code not listed one by one.
+func (c *checker) count(code Code, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := len(c.problems) - 1; i >= 0 && n > 0; i-- {
-		if p := c.problems[i]; p.File == name {
-			c.problems = slices.Delete(c.problems, i, i+1)
-			c.rep.Problems--
-			if c.rep.ByCode[p.Code]--; c.rep.ByCode[p.Code] == 0 {
-				delete(c.rep.ByCode, p.Code)
-			}
-			n--
-		}
+	if c.rep.Stopped {
+		return
+	}
+	c.rep.Problems += n
+	c.rep.ByCode[code] += n
+	if c.opt.MaxProblems > 0 && c.rep.Problems >= c.opt.MaxProblems {
+		c.rep.Stopped = true
+		c.cancel()
 	}
 }
 
