@@ -229,6 +229,12 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			reportFile.leave()
 			return exitUsage
 		}
+		// A failed run leaves a rejects file that is a CSV, its header
+		// and no row, as the pipeline does on every path of a run: not
+		// the rows of the run before.
+		if werr := f.rejectsHeader(); werr != nil && !isRejectsError(err, f.rejects) {
+			log.Error("rejects", "err", werr)
+		}
 		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
 		rep.Error = err.Error()
 		if werr := reportFile.write(rep); werr != nil {
@@ -546,6 +552,26 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		}
 	}
 	return cfg, closeOut, nil
+}
+
+// rejectsHeader writes the --rejects file of a run that failed before it
+// started: the header alone.
+func (f *generateFlags) rejectsHeader() error {
+	if f.rejects == "" {
+		return nil
+	}
+	err := os.WriteFile(f.rejects, []byte(pipeline.RejectsHeader(f.groupBy != "")), 0o666)
+	if err != nil {
+		return fmt.Errorf("--rejects: %w", err)
+	}
+	return nil
+}
+
+// isRejectsError reports whether err is the failure to create the rejects
+// file path, said already.
+func isRejectsError(err error, path string) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Path == path
 }
 
 // newSink returns the destination out names: a folder or s3://bucket/prefix.

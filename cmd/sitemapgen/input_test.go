@@ -95,6 +95,45 @@ func TestCorruptGzip(t *testing.T) {
 	leftNothing(t, out, "the failed run")
 }
 
+// TestRejectsOfEarlyFailure: a run that fails before it reads a row (a
+// Parquet or Arrow input failing as it is opened, an --out that cannot be
+// made) leaves its --rejects file a CSV: the header, not an empty file nor
+// the rows of the run before. docs/output.md promises it for every failed run.
+func TestRejectsOfEarlyFailure(t *testing.T) {
+	dir := t.TempDir()
+	notParquet := filepath.Join(dir, "part-0.parquet")
+	notArrow := filepath.Join(dir, "part-0.arrows")
+	good := filepath.Join(dir, "urls.csv")
+	notFolder := filepath.Join(dir, "file")
+	for p, data := range map[string]string{notParquet: "not parquet\n", notArrow: "not arrow\n", good: "loc,section\n" + base + "a,x\n", notFolder: "x"} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not parquet", []string{"--out", filepath.Join(dir, "out"), notParquet}, "source,row,reason,value\n"},
+		{"not arrow, grouped", []string{"--out", filepath.Join(dir, "out"), "--group-by", "section", notArrow}, "source,row,reason,value,group\n"},
+		{"--out not a folder", []string{"--out", filepath.Join(notFolder, "out"), good}, "source,row,reason,value\n"},
+	} {
+		rejects := filepath.Join(dir, "rejects.csv")
+		if err := os.WriteFile(rejects, []byte("source,row,reason,value\nlast,2,night's,run\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"generate", "--public-url", base, "--rejects", rejects}, tc.args...)
+		code, _, stderr := sitemapgen(t, "", args...)
+		if code != 1 {
+			t.Fatalf("%s: exit %d, want 1:\n%s", tc.name, code, stderr)
+		}
+		if got, _ := os.ReadFile(rejects); string(got) != tc.want {
+			t.Errorf("%s: rejects %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestRepeatedInput: a file given twice (here named and matched by a glob)
 // is a usage error naming it, before anything is written; without the check
 // every URL of it would be published twice.
