@@ -134,6 +134,46 @@ func TestRejectsOfEarlyFailure(t *testing.T) {
 	}
 }
 
+// TestColumnMappedTwice: one column mapped to two fields (--lastmod-column
+// loc on loc,lastmod) is a usage error naming both flags and the column,
+// for CSV, Parquet and Arrow: it used to publish with no lastmod, the file's
+// lastmod column ignored and a warning on every row. The same name in two
+// flags is found before anything is read; a name that matches another's
+// column case-insensitively (LOC), once the columns are known.
+func TestColumnMappedTwice(t *testing.T) {
+	dir := t.TempDir()
+	csvFile := filepath.Join(dir, "rows.csv")
+	if err := os.WriteFile(csvFile, []byte("loc,lastmod\n"+base+"a,2024-01-01\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures := filepath.Join("..", "..", "testdata", "columnar")
+	for _, in := range []string{csvFile, filepath.Join(fixtures, "parquetgo_zstd_dict_date.parquet"), filepath.Join(fixtures, "rows.arrow")} {
+		for _, tc := range []struct {
+			flags []string
+			want  string
+		}{
+			{[]string{"--lastmod-column", "loc"}, `--loc-column and --lastmod-column both name the column "loc"`},
+			{[]string{"--loc-column", "loc", "--priority-column", " loc"}, `--loc-column and --priority-column both name the column "loc"`},
+			{[]string{"--lastmod-column", "LOC"}, `("loc") matches both the loc column name "loc" (--loc-column) and the lastmod column name "LOC" (--lastmod-column)`},
+		} {
+			out := filepath.Join(dir, "out")
+			rep := filepath.Join(dir, "report.json")
+			if err := os.WriteFile(rep, []byte("last night's\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"generate", "--public-url", base, "--out", out, "--report", rep, in}, tc.flags...)
+			code, _, stderr := sitemapgen(t, "", args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %q: exit %d, want 2 saying %s:\n%s", filepath.Base(in), tc.flags, code, tc.want, stderr)
+			}
+			if b, _ := os.ReadFile(rep); string(b) != "last night's\n" {
+				t.Errorf("%s %q: the usage error changed the report", filepath.Base(in), tc.flags)
+			}
+			leftNothing(t, out, "the refused run")
+		}
+	}
+}
+
 // TestRepeatedInput: a file given twice (here named and matched by a glob)
 // is a usage error naming it, before anything is written; without the check
 // every URL of it would be published twice.
