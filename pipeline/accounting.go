@@ -180,6 +180,11 @@ func (t *stageTimes) seconds() map[string]float64 {
 	}
 }
 
+// FolderFileSkipped is the report's warning reason of a CSV or text file in
+// a folder (or s3:// prefix) named as an input: a folder stands for its
+// Parquet and Arrow files, so the file is not read. Counted per file.
+const FolderFileSkipped = "folder_file_skipped"
+
 // MaxRejectValue is the most bytes of a rejected value the rejects file
 // holds; a longer value is cut there and marked "…[cut: N bytes]".
 const MaxRejectValue = 4 << 10

@@ -135,10 +135,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, rejects: rejects}
 	rep.DryRun = cfg.DryRun
+	if cfg.Remote == nil {
+		cfg.Remote = &input.Remote{Log: cfg.Log}
+	}
 	files, err := input.ExpandRemote(ctx, cfg.Inputs, cfg.Remote)
 	if err != nil {
 		return finish(err)
 	}
+	// The CSV and text files of a folder are not read (a folder stands for
+	// its Parquet and Arrow files): said in the log, counted here.
+	rep.Warnings.add(FolderFileSkipped, int64(len(cfg.Remote.SkippedFiles())))
 	r.inputs = files
 	// The lock first: a probe of a stream waits for its first bytes, which
 	// a nightly export may take minutes to send.

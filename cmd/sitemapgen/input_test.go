@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline"
 )
 
 func gz(t *testing.T, s string) []byte {
@@ -171,6 +172,44 @@ func TestColumnMappedTwice(t *testing.T) {
 			}
 			leftNothing(t, out, "the refused run")
 		}
+	}
+}
+
+// TestMixedFolder: the CSV and text files of a folder holding Parquet or
+// Arrow files are not read (a folder stands for those), and no longer
+// silently: a warning names them and the report counts them. It used to
+// read 1 file of 4 without a word.
+func TestMixedFolder(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "export")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	arrow, err := os.ReadFile(filepath.Join("..", "..", "testdata", "columnar", "rows.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"a.arrow": arrow, "b.csv": []byte("loc\n" + base + "b\n"), "c.csv.gz": gz(t, "loc\n"+base+"c\n"), "d.txt": []byte(base + "d\n")} {
+		if err := os.WriteFile(filepath.Join(folder, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := filepath.Join(dir, "report.json")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(dir, "out"), "--report", rep, folder)
+	want := `skipped=3 files="b.csv, c.csv.gz, d.txt"`
+	if code != 0 || !strings.Contains(stderr, "level=WARN msg=\"skipped the CSV and text files of a folder") ||
+		!strings.Contains(stderr, "folder="+folder) || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want 0 and a warning naming the folder and %s:\n%s", code, want, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Warnings.ByReason[pipeline.FolderFileSkipped] != 3 || len(r.Inputs) != 1 {
+		t.Errorf("report: warnings %v, %d inputs; want %s 3, 1 input", r.Warnings.ByReason, len(r.Inputs), pipeline.FolderFileSkipped)
+	}
+	// A glob for each kind reads them all, without a warning.
+	code, _, stderr = sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(dir, "out"), "--report", rep,
+		filepath.Join(folder, "*.arrow"), filepath.Join(folder, "*.csv*"), filepath.Join(folder, "*.txt"))
+	if r := readReport(t, rep); code != 0 || len(r.Inputs) != 4 || r.Warnings.ByReason[pipeline.FolderFileSkipped] != 0 || strings.Contains(stderr, "skipped the CSV") {
+		t.Fatalf("globs: exit %d, %d inputs, warnings %v:\n%s", code, len(r.Inputs), r.Warnings.ByReason, stderr)
 	}
 }
 
