@@ -180,6 +180,11 @@ func (t *stageTimes) seconds() map[string]float64 {
 	}
 }
 
+// FolderFileSkipped is the report's warning reason of a CSV or text file in
+// a folder (or s3:// prefix) named as an input: a folder stands for its
+// Parquet and Arrow files, so the file is not read. Counted per file.
+const FolderFileSkipped = "folder_file_skipped"
+
 // MaxRejectValue is the most bytes of a rejected value the rejects file
 // holds; a longer value is cut there and marked "…[cut: N bytes]".
 const MaxRejectValue = 4 << 10
@@ -193,14 +198,20 @@ type rejectWriter struct {
 	cut     []byte // a value cut to MaxRejectValue, reused
 }
 
-// newRejectWriter returns the writer of w; grouped, each row also names
-// its group (a fifth column, empty when the row has none).
+// newRejectWriter returns the writer of w, its header buffered; grouped,
+// each row also names its group (a fifth column, empty when the row has
+// none).
 func newRejectWriter(w io.Writer, grouped bool) *rejectWriter {
-	header := "source,row,reason,value\n"
+	return &rejectWriter{w: w, grouped: grouped, buf: append(make([]byte, 0, 64<<10), RejectsHeader(grouped)...)}
+}
+
+// RejectsHeader is the first line of a rejects file: its column names,
+// with the group's when the run is grouped.
+func RejectsHeader(grouped bool) string {
 	if grouped {
-		header = "source,row,reason,value,group\n"
+		return "source,row,reason,value,group\n"
 	}
-	return &rejectWriter{w: w, grouped: grouped, buf: append(make([]byte, 0, 64<<10), header...)}
+	return "source,row,reason,value\n"
 }
 
 func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, value []byte, group string) error {
@@ -235,6 +246,9 @@ func (rw *rejectWriter) write(source string, row int64, reason encode.Reason, va
 }
 
 func (rw *rejectWriter) flush() error {
+	if len(rw.buf) == 0 {
+		return nil
+	}
 	_, err := rw.w.Write(rw.buf)
 	rw.buf = rw.buf[:0]
 	if err != nil {

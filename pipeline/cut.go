@@ -42,8 +42,8 @@ type cutStage struct {
 // cut runs the cut stage: batches in, closed sitemaps out.
 func (r *run) cut(ctx context.Context, in <-chan *Batch, out chan<- cutShard) error {
 	c := &cutStage{r: r, ctx: ctx, out: out, pending: make([]*Batch, r.depth)}
-	if r.cfg.Rejects != nil {
-		c.rejects = newRejectWriter(r.cfg.Rejects, r.groups != nil)
+	if r.rejects != nil {
+		c.rejects = r.rejects
 		// A failed run's file still has its header and the rows rejected
 		// until then (finish flushes a run that ends well; again is a no-op).
 		defer c.rejects.flush()

@@ -95,3 +95,49 @@ func TestFailedRunRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestRejectsOfRunFailingEarly: a run that fails before its first row is
+// read (an input missing, a Parquet or Arrow input failing as it is opened,
+// its configuration) still leaves a rejects file that is a CSV: its header.
+// It used to be empty: the header waited in the cut stage's buffer.
+func TestRejectsOfRunFailingEarly(t *testing.T) {
+	notParquet := writeText(t, "not.parquet", "not parquet\n")
+	notArrow := writeText(t, "not.arrow", "not arrow either\n")
+	dupLoc := writeText(t, "dup.csv", "loc,loc\nhttps://www.example.com/a,https://www.example.com/b\n")
+	for _, tc := range []struct {
+		name    string
+		inputs  []string
+		grouped bool
+		noSink  bool
+	}{
+		{name: "not parquet", inputs: []string{notParquet}},
+		{name: "not arrow, grouped", inputs: []string{notArrow}, grouped: true},
+		{name: "missing file", inputs: []string{filepath.Join(t.TempDir(), "missing.csv")}},
+		{name: "csv loc,loc", inputs: []string{dupLoc}},
+		{name: "no sink", inputs: []string{dupLoc}, noSink: true},
+	} {
+		var rejects bytes.Buffer
+		cfg := Config{Inputs: tc.inputs, Name: "sm",
+			PublicURL: mustScope(t, "https://www.example.com/"), MaxURLs: 50000, MaxBytes: 10485760, Fanout: 1000,
+			GzipLevel: 1, Now: testNow, Rejects: &rejects}
+		want := "source,row,reason,value\n"
+		if tc.grouped {
+			cfg.Columns[input.Group] = "section"
+			cfg.Group = &Grouping{}
+			want = "source,row,reason,value,group\n"
+		}
+		if !tc.noSink {
+			snk, err := sink.NewLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Sink = snk
+		}
+		if _, err := Run(context.Background(), cfg); err == nil {
+			t.Fatalf("%s: the run succeeded", tc.name)
+		}
+		if got := rejects.String(); got != want {
+			t.Errorf("%s: rejects %q, want %q", tc.name, got, want)
+		}
+	}
+}

@@ -35,8 +35,9 @@ type run struct {
 	progress *Progress
 	times    stageTimes
 	rep      *Report
-	inputs   []input.File // the inputs, folders and globs expanded
-	gzFree   chan []byte  // recycled buffers of compressed shards; its capacity bounds them
+	inputs   []input.File  // the inputs, folders and globs expanded
+	rejects  *rejectWriter // nil without Config.Rejects
+	gzFree   chan []byte   // recycled buffers of compressed shards; its capacity bounds them
 	// shardRoom holds a token for each further shard the cutter may open
 	// while closed ones are still being compressed: with the open shard,
 	// its capacity bounds the uncompressed shards in memory, so the peak
@@ -78,7 +79,20 @@ type run struct {
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	rep := NewReport(cfg.GzipLevel)
+	var rejects *rejectWriter
+	if cfg.Rejects != nil {
+		rejects = newRejectWriter(cfg.Rejects, cfg.Group != nil)
+	}
 	finish := func(err error) (*Report, error) {
+		if rejects != nil {
+			// Every run leaves a CSV: the header and the rows rejected
+			// before it stopped, also when it stopped before the read (an
+			// input that fails as it is opened). The cut stage flushed
+			// those of a run that got that far.
+			if ferr := rejects.flush(); ferr != nil && err == nil {
+				err = ferr
+			}
+		}
 		rep.Seconds = time.Since(start).Seconds()
 		st := cfg.Remote.Fetched()
 		rep.BytesFetched, rep.Requests = st.Bytes, st.Requests
@@ -119,12 +133,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		cfg.Sink = dry
 	}
-	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep}
+	r := &run{cfg: cfg, log: cfg.Log, progress: cfg.Progress, rep: rep, rejects: rejects}
 	rep.DryRun = cfg.DryRun
+	if cfg.Remote == nil {
+		cfg.Remote = &input.Remote{Log: cfg.Log}
+	}
 	files, err := input.ExpandRemote(ctx, cfg.Inputs, cfg.Remote)
 	if err != nil {
 		return finish(err)
 	}
+	// The CSV and text files of a folder are not read (a folder stands for
+	// its Parquet and Arrow files): said in the log, counted here.
+	rep.Warnings.add(FolderFileSkipped, int64(len(cfg.Remote.SkippedFiles())))
 	r.inputs = files
 	// The lock first: a probe of a stream waits for its first bytes, which
 	// a nightly export may take minutes to send.

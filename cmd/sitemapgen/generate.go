@@ -145,7 +145,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.IntVar(&f.maxGroups, "max-groups", pipeline.DefaultMaxGroups, "--group-by: the most groups; more fail the run, nothing published")
 	names := [input.CoreColumns]string{"loc", "lastmod", "changefreq", "priority"}
 	for c, n := range names {
-		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column)")
+		fs.StringVar(&f.columns[c], n+"-column", n, "column name of the "+n+" field (CSV header, Parquet or Arrow column; a column holds one field)")
 	}
 	return fs, f
 }
@@ -229,6 +229,12 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			reportFile.leave()
 			return exitUsage
 		}
+		// A failed run leaves a rejects file that is a CSV, its header
+		// and no row, as the pipeline does on every path of a run: not
+		// the rows of the run before.
+		if werr := f.rejectsHeader(); werr != nil && !isRejectsError(err, f.rejects) {
+			log.Error("rejects", "err", werr)
+		}
 		rep := &runReport{Report: pipeline.NewReport(f.gzipLevel), RunID: runID.ID}
 		rep.Error = err.Error()
 		if werr := reportFile.write(rep); werr != nil {
@@ -275,7 +281,8 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// Usage errors found by the run (its time before the last run's, an
 	// input given twice) leave the report and the metrics as they were.
-	usage := errors.Is(runErr, publish.ErrNowBeforeLast) || errors.Is(runErr, input.ErrRepeatedInput)
+	usage := errors.Is(runErr, publish.ErrNowBeforeLast) || errors.Is(runErr, input.ErrRepeatedInput) ||
+		errors.Is(runErr, input.ErrSharedColumn)
 	// Said last, whatever happens: metrics describe the run as it ended. A
 	// dry run publishes nothing, so it tells them nothing either: it must
 	// not stand for the last run, nor its time for the last success.
@@ -306,8 +313,10 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				fmt.Fprintf(stderr, "sitemapgen generate: %v\n", runErr)
 			}
 			return exitUsage
-		case errors.Is(runErr, input.ErrRepeatedInput):
-			// Found only once the arguments are expanded, but still a usage error.
+		case errors.Is(runErr, input.ErrRepeatedInput), errors.Is(runErr, input.ErrSharedColumn):
+			// Found only once the arguments are expanded or the columns
+			// named (--lastmod-column LOC reads the column loc), but still a
+			// usage error.
 			fail(runErr.Error(), true)
 			return exitUsage
 		case rep.Published:
@@ -421,6 +430,9 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	shrink, err := parsePercent(f.maxShrink)
 	if err != nil {
 		return cfg, closeOut, usageError{fmt.Errorf("--max-shrink: %w", err)}
+	}
+	if err := checkColumnFlags(f.columns); err != nil {
+		return cfg, closeOut, err
 	}
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: stdin, PublicURL: pub, Scope: scope, Name: f.name,
@@ -548,6 +560,26 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 	return cfg, closeOut, nil
 }
 
+// rejectsHeader writes the --rejects file of a run that failed before it
+// started: the header alone.
+func (f *generateFlags) rejectsHeader() error {
+	if f.rejects == "" {
+		return nil
+	}
+	err := os.WriteFile(f.rejects, []byte(pipeline.RejectsHeader(f.groupBy != "")), 0o666)
+	if err != nil {
+		return fmt.Errorf("--rejects: %w", err)
+	}
+	return nil
+}
+
+// isRejectsError reports whether err is the failure to create the rejects
+// file path, said already.
+func isRejectsError(err error, path string) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Path == path
+}
+
 // newSink returns the destination out names: a folder or s3://bucket/prefix.
 func (f *generateFlags) newSink(ctx context.Context, out string) (sink.Store, error) {
 	if !strings.HasPrefix(out, "s3://") {
@@ -561,6 +593,30 @@ func (f *generateFlags) newSink(ctx context.Context, out string) (sink.Store, er
 		Bucket: bucket, Prefix: prefix, Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle,
 		CacheControl: f.cacheControl, PartSize: int64(f.s3PartSize) << 20,
 	})
+}
+
+// checkColumnFlags refuses two of --loc-column, --lastmod-column,
+// --changefreq-column and --priority-column naming one column (a flag's
+// name, or the default of one not given: --lastmod-column loc): one field
+// would be read from the column that holds the other, and its own column
+// ignored. Names that differ in case only are found in the input, where a
+// column may match both (input.SharedColumnError).
+func checkColumnFlags(cols [input.NumColumns]string) error {
+	name := func(c input.Column) string {
+		if n := strings.TrimSpace(cols[c]); n != "" {
+			return n
+		}
+		return input.DefaultNames[c]
+	}
+	for c := range input.CoreColumns {
+		for d := c + 1; d < input.CoreColumns; d++ {
+			if name(c) == name(d) {
+				return usageError{fmt.Errorf("--%s-column and --%s-column both name the column %q; a column holds one field: map each to a column of its own (the defaults are loc, lastmod, changefreq and priority)",
+					input.FieldName(c), input.FieldName(d), name(c))}
+			}
+		}
+	}
+	return nil
 }
 
 // parsePercent reads "50%" or "50" as 0.5.

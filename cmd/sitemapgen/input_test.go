@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline"
 )
 
 func gz(t *testing.T, s string) []byte {
@@ -93,6 +94,123 @@ func TestCorruptGzip(t *testing.T) {
 		t.Fatalf("exit %d, want 1 naming the file:\n%s", code, stderr)
 	}
 	leftNothing(t, out, "the failed run")
+}
+
+// TestRejectsOfEarlyFailure: a run that fails before it reads a row (a
+// Parquet or Arrow input failing as it is opened, an --out that cannot be
+// made) leaves its --rejects file a CSV: the header, not an empty file nor
+// the rows of the run before. docs/output.md promises it for every failed run.
+func TestRejectsOfEarlyFailure(t *testing.T) {
+	dir := t.TempDir()
+	notParquet := filepath.Join(dir, "part-0.parquet")
+	notArrow := filepath.Join(dir, "part-0.arrows")
+	good := filepath.Join(dir, "urls.csv")
+	notFolder := filepath.Join(dir, "file")
+	for p, data := range map[string]string{notParquet: "not parquet\n", notArrow: "not arrow\n", good: "loc,section\n" + base + "a,x\n", notFolder: "x"} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not parquet", []string{"--out", filepath.Join(dir, "out"), notParquet}, "source,row,reason,value\n"},
+		{"not arrow, grouped", []string{"--out", filepath.Join(dir, "out"), "--group-by", "section", notArrow}, "source,row,reason,value,group\n"},
+		{"--out not a folder", []string{"--out", filepath.Join(notFolder, "out"), good}, "source,row,reason,value\n"},
+	} {
+		rejects := filepath.Join(dir, "rejects.csv")
+		if err := os.WriteFile(rejects, []byte("source,row,reason,value\nlast,2,night's,run\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"generate", "--public-url", base, "--rejects", rejects}, tc.args...)
+		code, _, stderr := sitemapgen(t, "", args...)
+		if code != 1 {
+			t.Fatalf("%s: exit %d, want 1:\n%s", tc.name, code, stderr)
+		}
+		if got, _ := os.ReadFile(rejects); string(got) != tc.want {
+			t.Errorf("%s: rejects %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestColumnMappedTwice: one column mapped to two fields (--lastmod-column
+// loc on loc,lastmod) is a usage error naming both flags and the column,
+// for CSV, Parquet and Arrow: it used to publish with no lastmod, the file's
+// lastmod column ignored and a warning on every row. The same name in two
+// flags is found before anything is read; a name that matches another's
+// column case-insensitively (LOC), once the columns are known.
+func TestColumnMappedTwice(t *testing.T) {
+	dir := t.TempDir()
+	csvFile := filepath.Join(dir, "rows.csv")
+	if err := os.WriteFile(csvFile, []byte("loc,lastmod\n"+base+"a,2024-01-01\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fixtures := filepath.Join("..", "..", "testdata", "columnar")
+	for _, in := range []string{csvFile, filepath.Join(fixtures, "parquetgo_zstd_dict_date.parquet"), filepath.Join(fixtures, "rows.arrow")} {
+		for _, tc := range []struct {
+			flags []string
+			want  string
+		}{
+			{[]string{"--lastmod-column", "loc"}, `--loc-column and --lastmod-column both name the column "loc"`},
+			{[]string{"--loc-column", "loc", "--priority-column", " loc"}, `--loc-column and --priority-column both name the column "loc"`},
+			{[]string{"--lastmod-column", "LOC"}, `("loc") matches both the loc column name "loc" (--loc-column) and the lastmod column name "LOC" (--lastmod-column)`},
+		} {
+			out := filepath.Join(dir, "out")
+			rep := filepath.Join(dir, "report.json")
+			if err := os.WriteFile(rep, []byte("last night's\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"generate", "--public-url", base, "--out", out, "--report", rep, in}, tc.flags...)
+			code, _, stderr := sitemapgen(t, "", args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s %q: exit %d, want 2 saying %s:\n%s", filepath.Base(in), tc.flags, code, tc.want, stderr)
+			}
+			if b, _ := os.ReadFile(rep); string(b) != "last night's\n" {
+				t.Errorf("%s %q: the usage error changed the report", filepath.Base(in), tc.flags)
+			}
+			leftNothing(t, out, "the refused run")
+		}
+	}
+}
+
+// TestMixedFolder: the CSV and text files of a folder holding Parquet or
+// Arrow files are not read (a folder stands for those), and no longer
+// silently: a warning names them and the report counts them. It used to
+// read 1 file of 4 without a word.
+func TestMixedFolder(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "export")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	arrow, err := os.ReadFile(filepath.Join("..", "..", "testdata", "columnar", "rows.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"a.arrow": arrow, "b.csv": []byte("loc\n" + base + "b\n"), "c.csv.gz": gz(t, "loc\n"+base+"c\n"), "d.txt": []byte(base + "d\n")} {
+		if err := os.WriteFile(filepath.Join(folder, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := filepath.Join(dir, "report.json")
+	code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(dir, "out"), "--report", rep, folder)
+	want := `skipped=3 files="b.csv, c.csv.gz, d.txt"`
+	if code != 0 || !strings.Contains(stderr, "level=WARN msg=\"skipped the CSV and text files of a folder") ||
+		!strings.Contains(stderr, "folder="+folder) || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want 0 and a warning naming the folder and %s:\n%s", code, want, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Warnings.ByReason[pipeline.FolderFileSkipped] != 3 || len(r.Inputs) != 1 {
+		t.Errorf("report: warnings %v, %d inputs; want %s 3, 1 input", r.Warnings.ByReason, len(r.Inputs), pipeline.FolderFileSkipped)
+	}
+	// A glob for each kind reads them all, without a warning.
+	code, _, stderr = sitemapgen(t, "", "generate", "--public-url", base, "--out", filepath.Join(dir, "out"), "--report", rep,
+		filepath.Join(folder, "*.arrow"), filepath.Join(folder, "*.csv*"), filepath.Join(folder, "*.txt"))
+	if r := readReport(t, rep); code != 0 || len(r.Inputs) != 4 || r.Warnings.ByReason[pipeline.FolderFileSkipped] != 0 || strings.Contains(stderr, "skipped the CSV") {
+		t.Fatalf("globs: exit %d, %d inputs, warnings %v:\n%s", code, len(r.Inputs), r.Warnings.ByReason, stderr)
+	}
 }
 
 // TestRepeatedInput: a file given twice (here named and matched by a glob)

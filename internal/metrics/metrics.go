@@ -114,6 +114,7 @@ func init() {
 	for w := range encode.NumWarnings {
 		warnings = append(warnings, encode.WarningName(w))
 	}
+	warnings = append(warnings, pipeline.FolderFileSkipped)
 }
 
 // stages are those of pipeline.Report.StageSeconds.
@@ -149,7 +150,7 @@ func (r Run) registry(constLabels prometheus.Labels) *prometheus.Registry {
 	gauge(reg, "sitemapgen_rows", "Input rows the last run read.", constLabels, "", one(float64(rep.Rows)))
 	gauge(reg, "sitemapgen_urls", "URLs the last run wrote to the sitemaps.", constLabels, "", one(float64(rep.URLs)))
 	gauge(reg, "sitemapgen_rejected_rows", "Input rows the last run rejected, by reason.", constLabels, "reason", byReason(rep.Rejected.ByReason, reasons...))
-	gauge(reg, "sitemapgen_warnings", "Optional fields the last run dropped, by reason.", constLabels, "reason", byReason(rep.Warnings.ByReason, warnings...))
+	gauge(reg, "sitemapgen_warnings", "Optional fields the last run dropped, by reason (and folder_file_skipped: CSV and text files of an input folder it did not read).", constLabels, "reason", byReason(rep.Warnings.ByReason, warnings...))
 	gauge(reg, "sitemapgen_sitemaps", "Sitemaps of the last run against the published set: new, unchanged, removed.", constLabels, "change", map[string]float64{
 		"new": float64(rep.ShardsNew), "unchanged": float64(rep.ShardsUnchanged), "removed": float64(rep.ShardsRemoved)})
 	gauge(reg, "sitemapgen_uploaded_bytes", "Bytes the last run wrote to the destination.", constLabels, "", one(float64(rep.Uploaded.Bytes)))

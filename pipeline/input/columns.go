@@ -17,9 +17,16 @@ var (
 	// ErrNoColumn: the header or schema lacks the loc column, or an
 	// optional column mapped to a name other than its default.
 	ErrNoColumn = errors.New("no such column")
-	// ErrDuplicateColumn: two columns of the header or schema both match
-	// the name a field is read from, so which one holds it is a guess.
+	// ErrDuplicateColumn: the mapping of fields to columns is not one to
+	// one: two columns of the header or schema both match the name a field
+	// is read from, so which one holds it is a guess (a *DuplicateError), or
+	// one column matches the names of two fields (a *SharedColumnError,
+	// which wraps ErrSharedColumn too).
 	ErrDuplicateColumn = errors.New("duplicate column")
+	// ErrSharedColumn: one column is mapped to two fields (--lastmod-column
+	// loc): one of them would be read from a column that holds the other,
+	// and the column that holds it ignored. A usage error.
+	ErrSharedColumn = errors.New("one column mapped to two fields")
 	// ErrColumnType: a mapped column has a type sitemapgen cannot read as
 	// that field (a nested type, a number for loc, a list in CSV, ...).
 	ErrColumnType = errors.New("unsupported column type")
@@ -63,8 +70,11 @@ type Mapping struct {
 // ErrNoColumn and name the columns the input has. A field whose name two
 // columns match by the same rule (both exactly, or, with no exact match,
 // both case-insensitively: "loc,loc", "URL,url" for "Url") is an error too,
-// a *DuplicateError: the mapping would pick one silently. Unmapped columns
-// may repeat.
+// a *DuplicateError: the mapping would pick one silently. So is one column
+// that two of loc, lastmod, changefreq and priority are mapped to (their
+// names equal, or matching it case-insensitively), a *SharedColumnError:
+// one field would be read from the other's column, and its own ignored.
+// (The group column may be a field's too.) Unmapped columns may repeat.
 func (o Options) Map(have []string) (Mapping, error) {
 	var m Mapping
 	for c, n := range o.Columns {
@@ -82,6 +92,13 @@ func (o Options) Map(have []string) (Mapping, error) {
 			continue
 		}
 		return m, &ColumnError{Field: c, Name: m.Names[c], Have: have}
+	}
+	for c := range CoreColumns {
+		for d := c + 1; d < CoreColumns; d++ {
+			if i := m.Index[c]; i >= 0 && m.Index[d] == i {
+				return m, &SharedColumnError{Fields: [2]Column{c, d}, Names: [2]string{m.Names[c], m.Names[d]}, Index: i, Have: have}
+			}
+		}
 	}
 	for c := range NumColumns {
 		if i := m.Index[c]; i >= 0 {
@@ -152,6 +169,26 @@ func (e *DuplicateError) Error() string {
 
 // Unwrap returns ErrDuplicateColumn.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicateColumn }
+
+// SharedColumnError reports one column that two fields are mapped to. It
+// wraps ErrSharedColumn and ErrDuplicateColumn.
+type SharedColumnError struct {
+	Fields [2]Column // the two fields
+	Names  [2]string // the column names they were looked up by
+	Index  int       // the 0-based index of the column
+	Have   []string  // the input's column names
+}
+
+// Error names the column (1-based), both fields with their names and flags,
+// and what to do.
+func (e *SharedColumnError) Error() string {
+	a, b := FieldName(e.Fields[0]), FieldName(e.Fields[1])
+	return fmt.Sprintf("%v: column %d (%q) matches both the %s column name %q (--%s-column) and the %s column name %q (--%s-column); a column holds one field: map each to a column of its own",
+		ErrSharedColumn, e.Index+1, e.Have[e.Index], a, e.Names[0], a, b, e.Names[1], b)
+}
+
+// Unwrap returns ErrSharedColumn and ErrDuplicateColumn.
+func (e *SharedColumnError) Unwrap() []error { return []error{ErrSharedColumn, ErrDuplicateColumn} }
 
 // ColumnError reports a field whose column an input lacks. It wraps
 // ErrNoColumn.

@@ -37,6 +37,15 @@ func TestMap(t *testing.T) {
 			msg: `no such column: no group column: none of the columns ("loc", "kind") is named "section"; name the column that holds the groups with --group-by`},
 		{have: []string{"loc", "section", "section"}, columns: [input.NumColumns]string{input.Group: "section"}, err: input.ErrDuplicateColumn,
 			msg: `duplicate column: columns 2 ("section") and 3 ("section") both match the group column name "section"; rename or drop one, or map another with --group-by`},
+		// One column, two fields: refused (--lastmod-column loc read no lastmod).
+		{have: []string{"loc", "lastmod"}, columns: [input.NumColumns]string{"", "loc"}, err: input.ErrSharedColumn,
+			msg: `one column mapped to two fields: column 1 ("loc") matches both the loc column name "loc" (--loc-column) and the lastmod column name "loc" (--lastmod-column); a column holds one field: map each to a column of its own`},
+		{have: []string{"loc", "lastmod"}, columns: [input.NumColumns]string{"", "LOC"}, err: input.ErrSharedColumn},
+		{have: []string{"x", "Url"}, columns: [input.NumColumns]string{"url", "", "", "URL"}, err: input.ErrSharedColumn,
+			msg: `one column mapped to two fields: column 2 ("Url") matches both the loc column name "url" (--loc-column) and the priority column name "URL" (--priority-column); a column holds one field: map each to a column of its own`},
+		{have: []string{"loc", "lastmod", "changefreq"}, columns: [input.NumColumns]string{"", "", "Lastmod"}, err: input.ErrSharedColumn},
+		{have: []string{"loc", "LOC"}, columns: [input.NumColumns]string{"", "LOC"}, want: [...]int{0, 1, -1, -1, -1}},   // each named exactly
+		{have: []string{"loc"}, columns: [input.NumColumns]string{input.Group: "loc"}, want: [...]int{0, -1, -1, -1, 0}}, // the group may be a field's
 	}
 	for _, tt := range tests {
 		m, err := input.Options{Columns: tt.columns}.Map(tt.have)
@@ -49,6 +58,10 @@ func TestMap(t *testing.T) {
 		if !errors.Is(err, tt.err) {
 			t.Errorf("Map(%q): error %v; want %v", tt.have, err, tt.err)
 			continue
+		}
+		if tt.err == input.ErrSharedColumn && !errors.Is(err, input.ErrDuplicateColumn) {
+			// The columnar readers stop on ErrDuplicateColumn.
+			t.Errorf("Map(%q): error %v is not an ErrDuplicateColumn", tt.have, err)
 		}
 		if tt.msg != "" && err.Error() != tt.msg {
 			t.Errorf("Map(%q): error\n%s\nwant\n%s", tt.have, err, tt.msg)

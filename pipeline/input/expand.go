@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input/s3obj"
 )
 
 // Expand is ExpandRemote without s3:// arguments' options: the SDK's
@@ -18,7 +22,8 @@ func Expand(args []string) ([]File, error) {
 // fast, before anything is written, on inputs that cannot be read. "-" is
 // stdin. A folder (an s3:// prefix) stands for the Parquet and Arrow files
 // below it (Hive key=value/ sub-folders included, hidden and _-prefixed
-// names skipped), a pattern with * ? or [ for the files it
+// names skipped; its CSV and text files skipped with a warning, and listed
+// by rem.SkippedFiles), a pattern with * ? or [ for the files it
 // matches; both in lexical order, so output is deterministic, and without
 // their zero-byte Parquet and Arrow files (skipped with a warning). s3://
 // arguments are found and read as rem says, with ctx. A file reached twice
@@ -73,7 +78,16 @@ func (r *Remote) expand(ctx context.Context, pl place, arg string) ([]entry, err
 	case !e.dir:
 		return []entry{e}, nil
 	}
-	ents, err := pl.List(ctx, e.name, func(name string) bool { return formatOf(name).OpenAt != nil })
+	var streams []string // CSV and text files: not what a folder stands for
+	ents, err := pl.List(ctx, e.name, func(name string) bool {
+		if formatOf(name).OpenAt != nil {
+			return true
+		}
+		if streamInput(name) {
+			streams = append(streams, name)
+		}
+		return false
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +97,58 @@ func (r *Remote) expand(ctx context.Context, pl place, arg string) ([]entry, err
 	if len(ents) == 0 {
 		return nil, &noInput{e.name, "is a folder without .parquet or Arrow files; name the files to read"}
 	}
+	if len(streams) > 0 {
+		r.skipStreams(e.name, streams)
+	}
 	return r.skipEmpty(ents), nil
+}
+
+// streamInput reports a name that would be read as CSV or text if it were
+// named: .csv, .txt, either gzipped.
+func streamInput(name string) bool {
+	n := strings.TrimSuffix(strings.ToLower(name), ".gz")
+	return strings.HasSuffix(n, ".csv") || strings.HasSuffix(n, ".txt")
+}
+
+// skipStreams warns of the CSV and text files of folder (local paths, or
+// object keys below an s3:// prefix) that the run will not read: a folder
+// stands for its Parquet and Arrow files. The warning names them relative to
+// the folder; SkippedFiles returns them.
+func (r *Remote) skipStreams(folder string, names []string) {
+	rel := make([]string, len(names))
+	full := make([]string, len(names))
+	bucket, prefix, err := s3obj.ParseURL(folder)
+	remote := err == nil && strings.HasPrefix(folder, "s3://")
+	for i, n := range names {
+		rel[i], full[i] = n, n
+		if remote {
+			rel[i], full[i] = strings.TrimPrefix(n, prefix), "s3://"+bucket+"/"+n
+		} else if p, err := filepath.Rel(folder, n); err == nil {
+			rel[i] = p
+		}
+	}
+	const show = 5
+	list := strings.Join(rel[:min(show, len(rel))], ", ")
+	if len(rel) > show {
+		list += fmt.Sprintf(", … (%d more)", len(rel)-show)
+	}
+	r.log().Warn("skipped the CSV and text files of a folder: a folder stands for its Parquet and Arrow files; name the files to read them (a glob for each kind)",
+		"folder", folder, "skipped", len(names), "files", list)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skipped = append(r.skipped, full...)
+}
+
+// SkippedFiles returns the CSV and text files in folders (and s3://
+// prefixes) that ExpandRemote skipped with a warning: their paths, or
+// s3:// URLs. r may be nil.
+func (r *Remote) SkippedFiles() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.skipped)
 }
 
 // skipEmpty returns the listed entries but the zero-byte files of a format

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +55,32 @@ func TestExpandLocal(t *testing.T) {
 	_, err = input.ExpandRemote(ctx, []string{filepath.Join(dir, "csv")}, rem)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "name the files to read") {
 		t.Errorf("a folder of CSV files: %v", err)
+	}
+	// CSV or text files beside the parts are not read: a warning names
+	// them (not the hidden or _ ones, nor other files), and SkippedFiles
+	// lists them for the report.
+	write("mixed/part-00000.parquet", part)
+	write("mixed/b.csv", []byte("loc\nhttps://www.example.com/b\n"))
+	write("mixed/date=2024-01-01/c.TXT.gz", nil)
+	write("mixed/_d.csv", nil)
+	write("mixed/.e.csv", nil)
+	write("mixed/README.md", nil)
+	log.Reset()
+	mixed := &input.Remote{Log: rem.Log}
+	files, err := input.ExpandRemote(ctx, []string{filepath.Join(dir, "mixed")}, mixed)
+	if err != nil || len(files) != 1 || !strings.HasSuffix(files[0].Path, "part-00000.parquet") {
+		t.Fatalf("a folder of Parquet and CSV files: %v, %v; want the part alone", files, err)
+	}
+	if w := log.String(); !strings.Contains(w, "level=WARN") || !strings.Contains(w, "skipped=2") ||
+		!strings.Contains(w, `files="b.csv, date=2024-01-01/c.TXT.gz"`) || !strings.Contains(w, "folder="+filepath.Join(dir, "mixed")) {
+		t.Errorf("a folder of Parquet and CSV files: warning %q", w)
+	}
+	want := []string{filepath.Join(dir, "mixed", "b.csv"), filepath.Join(dir, "mixed", "date=2024-01-01", "c.TXT.gz")}
+	if got := mixed.SkippedFiles(); !slices.Equal(got, want) {
+		t.Errorf("SkippedFiles() = %q, want %q", got, want)
+	}
+	if got := rem.SkippedFiles(); len(got) != 0 {
+		t.Errorf("SkippedFiles() of folders without CSV files = %q", got)
 	}
 	strict := &input.Remote{RequireSuccess: true, Log: rem.Log}
 	for _, arg := range []string{filepath.Join(dir, "export"), filepath.Join(dir, "export", "part-*.parquet")} {

@@ -22,8 +22,9 @@ type Remote struct {
 	// Log receives the warnings of ExpandRemote (nil: slog.Default()).
 	Log *slog.Logger
 
-	mu    sync.Mutex
-	store *s3obj.Store
+	mu      sync.Mutex
+	store   *s3obj.Store
+	skipped []string // see SkippedFiles
 }
 
 // DefaultPrefetchBytes is the prefetch budget of one object read by

@@ -34,11 +34,12 @@ func TestExpandS3(t *testing.T) {
 		arg     string
 		success bool // --require-success
 		want    []string
-		err     error  // errors.Is
-		msg     string // in the message
+		err     error    // errors.Is
+		msg     string   // in the message
+		skipped []string // SkippedFiles
 	}{
-		{arg: u + "spark/", want: parts},
-		{arg: u + "spark", success: true, want: parts}, // a folder without its slash
+		{arg: u + "spark/", want: parts, skipped: []string{u + "spark/urls.csv"}},               // the CSV beside the parts: a warning
+		{arg: u + "spark", success: true, want: parts, skipped: []string{u + "spark/urls.csv"}}, // a folder without its slash
 		{arg: u + "spark/part-*.parquet", want: parts[3:]},
 		{arg: u + "spark/part-*.parquet", success: true, want: parts[3:]},
 		{arg: u + "spark/date=*/*", want: parts[1:3]},
@@ -87,6 +88,9 @@ func TestExpandS3(t *testing.T) {
 			t.Errorf("%s: %v", tt.arg, err)
 		case !slices.Equal(keys, tt.want):
 			t.Errorf("%s (require success %v) = %q\nwant %q", tt.arg, tt.success, keys, tt.want)
+		}
+		if got := rem.SkippedFiles(); err == nil && !slices.Equal(got, tt.skipped) {
+			t.Errorf("%s: SkippedFiles() = %q, want %q", tt.arg, got, tt.skipped)
 		}
 	}
 }

@@ -33,6 +33,9 @@ import (
 //     the first bytes of its loc (encoding/csv has no limit); a header that
 //     long is an error. Check 4 lowers the limit to fuzzLimit bytes.
 //
+//   - A header of more than MaxHeaderFields columns is an error
+//     (ErrTooManyFields). Check 4 lowers the limit to fuzzFields.
+//
 //   - Error kinds: ErrQuote stands for both encoding/csv's ErrBareQuote and
 //     ErrQuote.
 //
@@ -50,7 +53,8 @@ import (
 //  2. data alone: the first record decides header or headerless list; the
 //     expected mapping is derived from the oracle's first record.
 //  3. data in Lines mode, against a split on \n.
-//  4. checks 2 and 3 with records limited to fuzzLimit bytes.
+//  4. checks 2 and 3 with records limited to fuzzLimit bytes and headers
+//     to fuzzFields columns.
 func FuzzCSVScanner(f *testing.F) {
 	for _, s := range []string{
 		"https://a/,2024-01-01,daily,0.5\n",
@@ -77,6 +81,9 @@ func FuzzCSVScanner(f *testing.F) {
 		"https://b/" + strings.Repeat("é", 40) + ",1\r\n\n/c",
 		"lastmod,loc\n" + strings.Repeat("1", 70) + ",/b\n" + strings.Repeat("2", 70) + "\"\n",
 		"    " + strings.Repeat(" ", 60) + "https://a/\n",
+		"a,b,c,d,e,f,loc\nhttps://a/,,,,,,,,,\n",
+		"a,\"b,c\",d,e,f,loc,\"\"\"\"\n/a\n",
+		"https://a/,1,2,3,4,5,6,7,8\n\"/b\",1,\"2\",3,\"4\",5,6,7\n",
 	} {
 		for _, chunk := range []uint16{0, 1, 3, 17} {
 			f.Add([]byte(s), chunk, uint8(chunk%3))
@@ -115,7 +122,9 @@ func FuzzCSVScanner(f *testing.F) {
 		var wantErr error = oerr
 		if len(recs) > 0 {
 			cols, isHeader, dup := mapOracle(recs[0])
-			if isHeader && cols[input.Loc] < 0 {
+			if isHeader && len(recs[0]) > MaxHeaderFields {
+				recs, wantErr = nil, ErrTooManyFields
+			} else if isHeader && cols[input.Loc] < 0 {
 				recs, wantErr = nil, input.ErrNoColumn
 			} else if dup {
 				recs, wantErr = nil, input.ErrDuplicateColumn
@@ -129,7 +138,7 @@ func FuzzCSVScanner(f *testing.F) {
 		}
 		got, err = scanAll(t, reader(data), input.Options{}, c)
 		compare(t, "header detection", got, err, want, wantErr)
-		if (wantErr == input.ErrNoColumn || wantErr == input.ErrDuplicateColumn) && !errors.Is(err, wantErr) {
+		if (wantErr == input.ErrNoColumn || wantErr == input.ErrDuplicateColumn || wantErr == ErrTooManyFields) && !errors.Is(err, wantErr) {
 			t.Fatalf("header detection: error %v, want %v", err, wantErr)
 		}
 
@@ -149,6 +158,7 @@ func FuzzCSVScanner(f *testing.F) {
 			want, wantErr = limitOracle(body, lines)
 			sc := NewScanner(reader(data), "in.csv", input.Options{Lines: lines})
 			sc.maxRecord = fuzzLimit
+			sc.maxFields = fuzzFields
 			got, err = scanScanner(t, sc, c)
 			compare(t, fmt.Sprintf("limit, lines %v", lines), got, err, want, wantErr)
 			if wantErr != nil && !errors.Is(err, wantErr) && !errors.Is(wantErr, csv.ErrQuote) && !errors.Is(wantErr, csv.ErrBareQuote) {
@@ -161,6 +171,9 @@ func FuzzCSVScanner(f *testing.F) {
 // fuzzLimit is the record limit of check 4; its rows keep the first
 // fuzzLimit-cutMark bytes of a long record's loc.
 const fuzzLimit = 64
+
+// fuzzFields is the header column limit of check 4.
+const fuzzFields = 6
 
 // limitOracle is what check 4 expects for body (without a BOM): the rows of
 // check 2 (or 3, in Lines mode), but a record over fuzzLimit bytes, line end
@@ -220,6 +233,8 @@ func limitOracle(body []byte, lines bool) (want []string, err error) {
 			switch {
 			case recs[0].next-recs[0].start > fuzzLimit:
 				return nil, ErrRecordTooLong
+			case len(recs[0].fields) > fuzzFields:
+				return nil, ErrTooManyFields
 			case cols[input.Loc] < 0:
 				return nil, input.ErrNoColumn
 			case dup:

@@ -19,6 +19,14 @@ import (
 // rejected row (see Fill); a longer header is an error.
 const MaxRecordBytes = 16 << 20
 
+// MaxHeaderFields caps the columns of a header row: far more than any export
+// has (a thousand image:N columns, alternates for every language and the
+// warehouse's own columns fit many times over), and few enough that naming
+// and mapping them costs little. A longer header is ErrTooManyFields. The
+// first row of a headerless list and the data rows are split only into the
+// fields the mapping reads, whatever their count.
+const MaxHeaderFields = 10000
+
 // Errors of the CSV scanner. They reach the caller wrapped in a *ParseError,
 // as do input.ErrNoColumn and input.ErrColumnType; test them with errors.Is.
 var (
@@ -28,6 +36,8 @@ var (
 	// ErrRecordTooLong: a header record longer than MaxRecordBytes (a
 	// longer data record is a rejected row, not an error).
 	ErrRecordTooLong = fmt.Errorf("record longer than %d MiB", MaxRecordBytes>>20)
+	// ErrTooManyFields: a header row of more than MaxHeaderFields columns.
+	ErrTooManyFields = errors.New("too many columns")
 
 	// errLong: parse found a record longer than s.maxRecord at pos.
 	errLong = errors.New("long record")
@@ -93,6 +103,8 @@ type Scanner struct {
 	col       [input.NumColumns]int // field index of each column; -1: absent
 	nfield    int                   // fields a data row is split into: max(col)+1
 	maxRecord int                   // MaxRecordBytes; lowered by tests
+	maxFields int                   // MaxHeaderFields; lowered by tests
+	cut       [2]int                // after record: the rest of a record split into fewer fields than it has, from the comma after the last span; {0, 0}: none
 	header    []string              // the header's names (nil: headerless)
 	ext       []encode.ExtColumn
 	extField  []int // field index of each extension column
@@ -102,7 +114,7 @@ type Scanner struct {
 
 // NewScanner returns a scanner that reads r, an input named source.
 func NewScanner(r io.Reader, source string, opt input.Options) *Scanner {
-	s := &Scanner{r: r, source: source, opt: opt, lines: opt.Lines, line: 1, maxRecord: MaxRecordBytes}
+	s := &Scanner{r: r, source: source, opt: opt, lines: opt.Lines, line: 1, maxRecord: MaxRecordBytes, maxFields: MaxHeaderFields}
 	if opt.Lines {
 		s.mapped = true
 		s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: -1, input.Changefreq: -1, input.Priority: -1, input.Group: -1}
@@ -318,7 +330,10 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 		}
 		maxf := s.nfield
 		if !s.mapped {
-			maxf = -1
+			// The first record: a header's names, one past the limit to
+			// tell a header over it (a headerless list's first row is cut
+			// to its fields once its first field is seen: see record).
+			maxf = s.maxFields + 1
 		}
 		if nlp < pos {
 			// The next \n: one scan serves the records up to it (a file
@@ -394,12 +409,15 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 // record parses the record at buf[p:end], which is not an empty line; final
 // reports that the input ends at end; q is the position of the first quote at
 // or after p (end or more: none), lf that of the first \n (end: none). It sets
-// s.spans to the bounds of the record's fields, of at most maxf fields (maxf <
-// 0: all), and returns the position after the record's line end and the
-// number of line ends in it; more = true when the record does not end before
-// end.
+// s.spans to the bounds of the record's fields, of at most maxf fields (of
+// headlessFields when the columns are not mapped yet and its first field
+// makes the input a headerless list), and s.cut to the rest of the record
+// when it has more; it returns the position after the record's line end and
+// the number of line ends in it; more = true when the record does not end
+// before end.
 func (s *Scanner) record(buf []byte, p, end int, final bool, maxf, q, lf int) (next, nl int, more bool, err error) {
 	s.spans = s.spans[:0]
+	s.cut = [2]int{}
 	e := lf // end of the line: \n, \r\n, a lone \r, or the end of the input
 	// buf may hold bytes past end (a record's window): they tell a lone \r
 	// at the window's edge from the first byte of a \r\n.
@@ -424,27 +442,39 @@ func (s *Scanner) record(buf []byte, p, end int, final bool, maxf, q, lf int) (n
 		return next, nl, false, nil
 	}
 	if q < e {
-		return s.quoted(buf, p, end, final)
+		return s.quoted(buf, p, end, final, maxf)
 	}
 	// Fast path: one line, no quotes.
 	for f := p; ; {
 		j := bytes.IndexByte(buf[f:e], ',')
-		if j < 0 || len(s.spans) == 2*maxf-2 {
-			if j < 0 {
-				s.spans = append(s.spans, f, e)
-			} else {
-				s.spans = append(s.spans, f, f+j)
-			}
+		if j < 0 {
+			s.spans = append(s.spans, f, e)
 			return next, nl, false, nil
 		}
 		s.spans = append(s.spans, f, f+j)
+		if maxf = s.firstField(buf, maxf); len(s.spans) == 2*maxf {
+			s.cut = [2]int{f + j, e}
+			return next, nl, false, nil
+		}
 		f += j + 1
 	}
 }
 
+// firstField returns the most fields to split a record into, maxf, but
+// headlessFields once the record's first field, in s.spans, makes an input
+// whose columns are not mapped yet a headerless list: no other field of its
+// first row is read.
+func (s *Scanner) firstField(buf []byte, maxf int) int {
+	if !s.mapped && len(s.spans) == 2 && looksLikeURL(buf[s.spans[0]:s.spans[1]]) {
+		return headlessFields
+	}
+	return maxf
+}
+
 // quoted parses a record holding a quote: it checks the record (and finds
-// its end) without changing buf, then unquotes the fields in place.
-func (s *Scanner) quoted(buf []byte, p, end int, final bool) (next, nl int, more bool, err error) {
+// its end) without changing buf, then unquotes its first maxf fields in
+// place (see record).
+func (s *Scanner) quoted(buf []byte, p, end int, final bool, maxf int) (next, nl int, more bool, err error) {
 	next, more, bad, berr := scanQuoted(buf, p, end, final)
 	if berr != nil {
 		return 0, 0, false, s.errAt(buf, p, bad, berr)
@@ -492,6 +522,10 @@ func (s *Scanner) quoted(buf []byte, p, end int, final bool) (next, nl int, more
 		}
 		s.spans = append(s.spans, fs, w)
 		if i >= ce {
+			return next, nl, false, nil
+		}
+		if maxf = s.firstField(buf, maxf); len(s.spans) == 2*maxf {
+			s.cut = [2]int{i, ce} // buf[i:ce] is as read: only bytes before i were rewritten
 			return next, nl, false, nil
 		}
 		i++ // the comma
@@ -624,6 +658,11 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 		s.mapHeadless()
 		return false, s.listGroupError()
 	}
+	if nsp := len(s.spans) / 2; nsp > s.maxFields {
+		return true, &ParseError{Source: s.source, Line: s.line,
+			Err: fmt.Errorf("%w: the header has %d columns, more than the %d sitemapgen reads (is the first line a header?)",
+				ErrTooManyFields, nsp+s.fieldsAfter(buf), s.maxFields)}
+	}
 	s.header = make([]string, len(s.spans)/2)
 	for k := range s.header {
 		s.header[k] = string(buf[s.spans[2*k]:s.spans[2*k+1]])
@@ -658,6 +697,23 @@ func (s *Scanner) mapHeader(buf []byte) (bool, error) {
 	return true, nil
 }
 
+// fieldsAfter returns the number of fields of the record last parsed that
+// s.spans does not hold: the commas outside quotes in s.cut (the record has
+// been checked, so a quote opens or closes a quoted field or is one of a
+// doubled pair, which toggles twice).
+func (s *Scanner) fieldsAfter(buf []byte) int {
+	n, quoted := 0, false
+	for _, c := range buf[s.cut[0]:s.cut[1]] {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			n++
+		}
+	}
+	return n
+}
+
 // listGroupError is the error of a list of URLs (headerless, or Lines)
 // read for a group column, or nil: a list has no column names, so none can
 // say the group, unless its rows go to the default group.
@@ -673,8 +729,12 @@ func (s *Scanner) listGroupError() error {
 func (s *Scanner) mapHeadless() {
 	s.mapped = true
 	s.col = [input.NumColumns]int{input.Loc: 0, input.Lastmod: 1, input.Changefreq: 2, input.Priority: 3, input.Group: -1}
-	s.nfield = int(input.Group) // the four fields of a list
+	s.nfield = headlessFields
 }
+
+// headlessFields is the number of fields read from a row of a headerless
+// list: loc, lastmod, changefreq, priority.
+const headlessFields = int(input.Group)
 
 // listError is the error for a list column in a CSV header, or nil.
 func listError(k encode.ExtKind) error {
