@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -181,5 +182,60 @@ func TestDestinationDiedBetweenManifestsAndRoots(t *testing.T) {
 		if slices.Contains(have, n) {
 			t.Errorf("night 4 kept %s, two generations back", n)
 		}
+	}
+}
+
+// TestDiedBetweenRootAndRobots: a run killed after its switch, before its
+// robots lines are written, leaves the manifest recording lines the
+// destination does not hold. The next run, with the same lines, writes the
+// file, and says robots_changed: the operator deploys from it.
+func TestDiedBetweenRootAndRobots(t *testing.T) {
+	dir, store := tempLocal(t)
+	ctx := context.Background()
+	l := NewLayout("sitemap")
+	night := func(n int, die bool, shards ...string) *Result {
+		t.Helper()
+		tx, err := Begin(ctx, store, l, Options{MaxShrink: 1, Now: time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := putShards(t, tx, l, shards...)
+		set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+		if !die {
+			res, err := tx.Commit(ctx, set)
+			if err != nil || !res.Published {
+				t.Fatalf("night %d: %v", n, err)
+			}
+			return res
+		}
+		res, err := tx.Prepare(ctx, set)
+		if err == nil {
+			err = tx.Switch(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.release() // killed before Finish
+		return res
+	}
+	robots := func() int {
+		b, err := os.ReadFile(filepath.Join(dir, "sitemap-robots.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "Sitemap: ")
+	}
+	if res := night(1, false, "a", "b", "c"); !res.RobotsChanged || robots() != 2 {
+		t.Fatalf("night 1: robots_changed %v, %d lines", res.RobotsChanged, robots())
+	}
+	night(2, true, "a", "b", "c", "d", "e")
+	if robots() != 2 {
+		t.Fatalf("the killed night wrote its robots lines")
+	}
+	if res := night(3, false, "a", "b", "c", "d", "e"); !res.RobotsChanged || robots() != 3 {
+		t.Errorf("night 3: robots_changed %v, %d lines; want true, 3", res.RobotsChanged, robots())
+	}
+	if res := night(4, false, "a", "b", "c", "d", "e"); res.RobotsChanged {
+		t.Errorf("night 4, nothing changed: robots_changed true")
 	}
 }

@@ -887,6 +887,10 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 	p.robotsName, p.robots, p.robotsChanged = robotsFile.Name, robots, robotsChanged
 	res.Indexes = len(indexes)
 	p.robotsSame = t.holds(ctx, robotsFile.Name, robots)
+	// What the destination holds is what operators deploy from: a run that
+	// died after its switch, before its robots lines, left the manifest's
+	// lines unwritten, and the next run writes them.
+	p.robotsChanged = p.robotsChanged || !p.robotsSame
 	return res, nil
 }
 
@@ -1172,6 +1176,8 @@ func robotsChange(was, now []string) string {
 	switch {
 	case was == nil:
 		return "the published manifest does not record the previous lines"
+	case slices.Equal(was, now):
+		return "the lines file held other lines than the published manifest records: a run stopped after its switch, before writing it"
 	case len(was) != len(now):
 		return fmt.Sprintf("the number of indexes that list sitemaps changed: %d -> %d", len(was), len(now))
 	case len(now) > 0 && folder(was[0]) != folder(now[0]):
