@@ -88,6 +88,9 @@ type Config struct {
 	// without releasing it, where the store cannot see it die (S3); 0:
 	// publish.DefaultLockTTL.
 	LockTTL time.Duration
+	// LockWait is how long a run that finds the destination locked waits
+	// for the lock (publish.Options.LockWait; 0: it fails at once).
+	LockWait time.Duration
 	// Now is the run's time: the index <lastmod> of every file whose content
 	// changes, and the manifest's time (zero: the clock). Fixing it makes
 	// runs reproducible.
@@ -163,6 +166,8 @@ func (c *Config) Validate() error {
 		return bad("Workers", "workers", c.Workers, "must be 0 (all cores) or more")
 	case c.LockTTL < 0 || c.LockTTL > 0 && c.LockTTL < time.Second:
 		return bad("LockTTL", "lock TTL", c.LockTTL, "must be at least 1s")
+	case c.LockWait < 0:
+		return bad("LockWait", "lock wait", c.LockWait, "must be 0 or more")
 	case c.MediaQuery != "" && !encode.ValidMediaQuery(c.MediaQuery):
 		return bad("MediaQuery", "media query", strconv.Quote(c.MediaQuery), "must be 1..1024 characters of valid UTF-8 without control characters (it is written into every media alternate)")
 	}

@@ -157,7 +157,7 @@ func (r *run) txOptions(d *publish.Destination, p Place) publish.Options {
 	cfg := &r.cfg
 	o := publish.Options{
 		KeepGenerations: cfg.KeepGenerations, MaxShrink: cfg.MaxShrink, Force: cfg.Force,
-		Verify: p.Verify, LockTTL: cfg.LockTTL, Now: cfg.Now, Log: r.log, Destination: d,
+		Verify: p.Verify, LockTTL: cfg.LockTTL, LockWait: cfg.LockWait, Now: cfg.Now, Log: r.log, Destination: d,
 	}
 	if sw := cfg.Switched; sw != nil && p.Sink != nil { // not a destination's own options
 		o.Switched = func(ctx context.Context, prev, next *publish.Manifest) { sw(ctx, p, prev, next) }

@@ -104,7 +104,7 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if d.lock, err = lk.Lock(ctx, l.Lock(), sink.Holder{Owner: owner(), Groups: opt.Groups}, ttl); err != nil {
+		if d.lock, err = lockWaiting(ctx, lk, l.Lock(), sink.Holder{Owner: owner(), Groups: opt.Groups}, ttl, opt.LockWait, d.log); err != nil {
 			return nil, err
 		}
 	}

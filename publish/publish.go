@@ -59,6 +59,11 @@ type Options struct {
 	// without releasing it, on a store that cannot see it die (S3); a live
 	// run renews it. 0: DefaultLockTTL.
 	LockTTL time.Duration
+	// LockWait is how long a run that finds the lock held waits for it to
+	// be released or to expire, looking again every few seconds (0: it
+	// fails at once). A scheduler's retry after a run that was killed
+	// (whose lock on S3 outlives it by LockTTL) then publishes.
+	LockWait time.Duration
 	// Now is the run's time: the <lastmod> of every file whose content
 	// changes, and the manifest's time. Zero: the clock at Begin.
 	Now time.Time
@@ -78,6 +83,33 @@ type Options struct {
 	// a set NAME-… there (a run of one group's set alone) refuses the run,
 	// as that run refuses while this one holds the destination.
 	Groups bool
+}
+
+// lockPoll is how often a run waiting for a held lock looks again.
+var lockPoll = 5 * time.Second
+
+// lockWaiting takes the lock name as lk.Lock does; while it is held by
+// another run it looks again every lockPoll, for up to wait.
+func lockWaiting(ctx context.Context, lk sink.Locker, name string, who sink.Holder, ttl, wait time.Duration, log *slog.Logger) (sink.Lock, error) {
+	deadline := time.Now().Add(wait)
+	for logged := false; ; logged = true {
+		lock, err := lk.Lock(ctx, name, who, ttl)
+		var held *sink.LockedError
+		if err == nil || !errors.As(err, &held) || !time.Now().Before(deadline) {
+			return lock, err
+		}
+		if !logged {
+			log.Warn("the destination is locked: waiting for the lock (--lock-wait)", "lock", held.Lock,
+				"holder", held.Holder.String(), "until", deadline.UTC().Format(time.RFC3339))
+		}
+		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (waiting for it: %w)", err, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
 }
 
 // DefaultLockTTL is Options.LockTTL's default: renewals every few minutes
@@ -163,7 +195,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		if ttl <= 0 {
 			ttl = DefaultLockTTL
 		}
-		if t.lock, err = lk.Lock(ctx, l.Lock(), sink.Holder{Owner: owner()}, ttl); err != nil {
+		if t.lock, err = lockWaiting(ctx, lk, l.Lock(), sink.Holder{Owner: owner()}, ttl, opt.LockWait, t.log); err != nil {
 			return nil, err
 		}
 		defer func() {

@@ -71,7 +71,7 @@ type generateFlags struct {
 	columns                     [input.NumColumns]string
 
 	s3Endpoint, cacheControl, maxShrink string
-	lockTTL                             time.Duration
+	lockTTL, lockWait                   time.Duration
 	now, cut, tmp, ties                 string
 	sort, dedup, schemaLocation         bool
 	s3PathStyle, force, dryRun, reuse   bool
@@ -126,6 +126,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.StringVar(&f.ties, "ties", "content", "order of rows with equal locs under --sort, and so the row --dedup keeps: content (the newest lastmod, then the smallest entry: the output depends on the rows, not on their order) or input (input order: the first row)")
 	fs.StringVar(&f.tmp, "tmp", "", "folder for --sort's sorted runs (default: the system's temporary folder)")
 	fs.StringVar(&f.now, "now", "", "the run's time, RFC 3339 (default: the clock): the <lastmod> of changed files in the indexes; fix it for reproducible runs")
+	fs.DurationVar(&f.lockWait, "lock-wait", 0, "when another run holds the destination's lock, wait this long for it to be released or to expire (0: fail at once); a retry after a killed run on S3 needs more than --lock-ttl")
 	fs.DurationVar(&f.lockTTL, "lock-ttl", publish.DefaultLockTTL, "S3: how long the destination's lock outlives a run that died without releasing it (a live run renews it)")
 	fs.BoolVar(&f.reuse, "reuse", true, "reuse a published sitemap whose XML and compressor are unchanged without compressing it again (false: compress every sitemap; the same bytes)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "do everything but write; the report's plan lists uploads, skips and deletions")
@@ -441,7 +442,7 @@ func (f *generateFlags) config(ctx context.Context, inputs []string, stdin io.Re
 		Workers: f.workers, GzipLevel: f.gzipLevel, LastmodTZ: tz, Columns: f.columns, Log: log,
 		MediaQuery: f.mediaQuery, SchemaLocation: f.schemaLocation,
 		KeepGenerations: f.keepGens, MaxShrink: shrink, Force: f.force, DryRun: f.dryRun, Uploads: f.uploads,
-		CompressAll: !f.reuse, LockTTL: f.lockTTL, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
+		CompressAll: !f.reuse, LockTTL: f.lockTTL, LockWait: f.lockWait, Sort: f.sort || f.dedup, Dedup: f.dedup, TmpDir: f.tmp,
 		Remote: &input.Remote{
 			S3:             s3obj.Options{Endpoint: f.s3Endpoint, PathStyle: f.s3PathStyle},
 			RequireSuccess: f.requireSuccess,
@@ -812,7 +813,7 @@ func writableDir(dir string) error {
 var configFlags = map[string]string{
 	"MaxURLs": "max-urls", "MaxBytes": "max-bytes", "Fanout": "index-fanout", "MaxNewsURLs": "max-news-urls",
 	"NewsWindow": "news-window", "GzipLevel": "gzip-level", "KeepGenerations": "keep-generations",
-	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl",
+	"MaxShrink": "max-shrink", "Uploads": "uploads", "Workers": "workers", "LockTTL": "lock-ttl", "LockWait": "lock-wait",
 	"MediaQuery": "media-query",
 }
 

@@ -218,6 +218,7 @@ func TestBadInput(t *testing.T) {
 		{"fanout", []string{"--index-fanout", "0", good}, 2, []string{"--index-fanout 0"}},
 		{"workers", []string{"--workers", "-1", good}, 2, []string{"--workers -1"}},
 		{"lock ttl", []string{"--lock-ttl", "500ms", good}, 2, []string{"--lock-ttl 500ms: must be at least 1s"}},
+		{"lock wait", []string{"--lock-wait", "-1s", good}, 2, []string{"--lock-wait -1s: must be 0 or more"}},
 		{"media query, a control character", []string{"--media-query", "screen\x01", good}, 2, []string{`--media-query "screen\x01": must be`}},
 		{"media query, not UTF-8", []string{"--media-query", "screen \xff", good}, 2, []string{`--media-query "screen \xff": must be`}},
 		{"keep generations", []string{"--keep-generations", "-1", good}, 2, []string{"--keep-generations -1"}},
