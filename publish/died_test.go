@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // TestDiedBetweenManifestAndRoot: a run that dies after putting its
@@ -237,5 +240,78 @@ func TestDiedBetweenRootAndRobots(t *testing.T) {
 	}
 	if res := night(4, false, "a", "b", "c", "d", "e"); res.RobotsChanged {
 		t.Errorf("night 4, nothing changed: robots_changed true")
+	}
+}
+
+// failPut is a folder whose Put of one name fails, as a run killed while
+// it writes that file.
+type failPut struct {
+	*sink.Local
+	name string
+}
+
+func (f *failPut) Put(ctx context.Context, name string, data []byte) error {
+	if name == f.name {
+		return errors.New("killed")
+	}
+	return f.Local.Put(ctx, name, data)
+}
+
+// TestDiedRewritingIndexes: a run killed while it rewrites the intermediate
+// indexes in place (their names are fixed: the robots lines name them)
+// leaves the live root listing indexes of two runs, the first rewritten one
+// naming sitemaps no manifest records. The next run keeps those sitemaps
+// through its prune (crawlers read that index until its switch), and the
+// run after it deletes them.
+func TestDiedRewritingIndexes(t *testing.T) {
+	dir, store := tempLocal(t)
+	ctx := context.Background()
+	l := NewLayout("sitemap")
+	begin := func(n int, s sink.Store) (*Tx, time.Time) {
+		now := time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC)
+		tx, err := Begin(ctx, s, l, Options{MaxShrink: 1, KeepGenerations: 0, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx, now
+	}
+	commit := func(n int, shards ...string) {
+		t.Helper()
+		tx, _ := begin(n, store)
+		set := putShards(t, tx, l, shards...)
+		set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+		if res, err := tx.Commit(ctx, set); err != nil || !res.Published {
+			t.Fatalf("night %d: %v", n, err)
+		}
+	}
+	commit(1, "a", "b", "c", "d")
+	// Night 2 dies writing its second index: the first lists night 2's
+	// sitemaps, under night 1's root.
+	tx, _ := begin(2, &failPut{Local: store, name: l.Index(2)})
+	set := putShards(t, tx, l, "e", "f", "g", "h")
+	set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+	if _, err := tx.Prepare(ctx, set); err == nil {
+		t.Fatal("night 2: the failing put did not fail")
+	}
+	tx.release() // killed: no Abort puts index 1 back
+	first, err := os.ReadFile(filepath.Join(dir, l.Index(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := listedFiles(first, "https://ex.com/")
+	if len(live) != 2 || !slices.Contains(names(t, dir), live[0]) {
+		t.Fatalf("index 1 after the kill lists %v", live)
+	}
+	commit(3, "i", "j", "k", "l")
+	for _, n := range live {
+		if !slices.Contains(names(t, dir), n) {
+			t.Errorf("night 3 deleted %s, which the live index 1 listed until its switch", n)
+		}
+	}
+	commit(4, "i", "j", "k", "l")
+	for _, n := range live {
+		if slices.Contains(names(t, dir), n) {
+			t.Errorf("night 4 kept %s, which nothing lists any more", n)
+		}
 	}
 }

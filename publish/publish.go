@@ -1185,6 +1185,16 @@ func (t *Tx) finish(ctx context.Context, err, lost error) error {
 			keep[f.Name] = true
 		}
 	}
+	// The intermediate indexes this run rewrote in place were what crawlers
+	// read until now: a run killed while it rewrote them left some listing
+	// its sitemaps, which no manifest records. They keep their grace too.
+	for name, old := range t.replaced {
+		if t.layout.Kind(name) == IndexFile {
+			for _, f := range listedFiles(old, p.base) {
+				keep[f] = true
+			}
+		}
+	}
 	// A run that lost the lock does not prune: files the other run's set
 	// lists could go.
 	if lost != nil {
@@ -1198,6 +1208,27 @@ func (t *Tx) finish(ctx context.Context, err, lost error) error {
 	}
 	t.release()
 	return nil
+}
+
+// listedFiles returns the names of the files an index file lists under
+// base, the folder URL of its set.
+func listedFiles(index []byte, base string) []string {
+	var names []string
+	for rest := index; ; {
+		i := bytes.Index(rest, []byte("<loc>"))
+		if i < 0 {
+			return names
+		}
+		rest = rest[i+len("<loc>"):]
+		j := bytes.Index(rest, []byte("</loc>"))
+		if j < 0 {
+			return names
+		}
+		if name, ok := strings.CutPrefix(string(rest[:j]), base); ok && name != "" && !strings.Contains(name, "/") {
+			names = append(names, name)
+		}
+		rest = rest[j:]
+	}
 }
 
 // robotsChange says why the robots lines changed, from the URLs the
