@@ -119,6 +119,24 @@ func WithFile(files Files, name string, data []byte) Files {
 	return &withFile{files, name, data}
 }
 
+// WithFiles is files with the files of pending (name to bytes) in place of
+// what it holds under those names: a set checked before they are written.
+func WithFiles(files Files, pending map[string][]byte) Files {
+	return &withFiles{files, pending}
+}
+
+type withFiles struct {
+	Files
+	pending map[string][]byte
+}
+
+func (w *withFiles) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if data, ok := w.pending[name]; ok {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
+	return w.Files.Open(ctx, name)
+}
+
 type withFile struct {
 	Files
 	name string

@@ -101,7 +101,7 @@ type Config struct {
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published. trusted reports
 	// the files it need not read again (publish.Options.Verify).
-	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
+	Verify func(ctx context.Context, root string, pending map[string][]byte, trusted func(name string) bool) error
 	// Switched is publish.Options.Switched, told which set switched: it is
 	// called after each set's switch, before its prune, with the set's
 	// Place (its name, its store, its URLs) and its manifests before and

@@ -52,7 +52,7 @@ type Place struct {
 	Scope     *encode.Scope // its URLs must fall under it (nil: PublicURL)
 	Sink      sink.Store    // its destination
 	// Verify is Config.Verify for this set.
-	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
+	Verify func(ctx context.Context, root string, pending map[string][]byte, trusted func(name string) bool) error
 }
 
 // DefaultMaxGroups is Grouping.Max's default.

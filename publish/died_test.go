@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -313,5 +314,46 @@ func TestDiedRewritingIndexes(t *testing.T) {
 		if slices.Contains(names(t, dir), n) {
 			t.Errorf("night 4 kept %s, which nothing lists any more", n)
 		}
+	}
+}
+
+// TestVerifyBeforeIndexes: Verify checks the new intermediate indexes from
+// pending, before they are rewritten in place: while it reads the set
+// (minutes on a large one), the online indexes are still last night's.
+func TestVerifyBeforeIndexes(t *testing.T) {
+	dir, store := tempLocal(t)
+	ctx := context.Background()
+	l := NewLayout("sitemap")
+	night := func(n int, verify func(context.Context, string, map[string][]byte, func(string) bool) error, shards ...string) {
+		t.Helper()
+		tx, err := Begin(ctx, store, l, Options{MaxShrink: 1, Now: time.Date(2026, 1, n, 2, 0, 0, 0, time.UTC), Verify: verify})
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := putShards(t, tx, l, shards...)
+		set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+		if res, err := tx.Commit(ctx, set); err != nil || !res.Published {
+			t.Fatalf("night %d: %v", n, err)
+		}
+	}
+	night(1, nil, "a", "b", "c", "d")
+	before, err := os.ReadFile(filepath.Join(dir, l.Index(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	night(2, func(_ context.Context, root string, pending map[string][]byte, _ func(string) bool) error {
+		called = true
+		online, err := os.ReadFile(filepath.Join(dir, l.Index(1)))
+		if err != nil || !bytes.Equal(online, before) {
+			t.Errorf("while Verify runs, %s is not last night's: %v", l.Index(1), err)
+		}
+		if len(pending) != 3 || pending[root] == nil || bytes.Equal(pending[l.Index(1)], before) {
+			t.Errorf("pending: %d files; want the root and the two new intermediate indexes", len(pending))
+		}
+		return nil
+	}, "e", "f", "g", "h")
+	if !called {
+		t.Fatal("Verify was not called")
 	}
 }

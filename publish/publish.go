@@ -48,13 +48,15 @@ type Options struct {
 	// against the published manifest; a larger fall is refused (ErrShrink).
 	MaxShrink float64
 	Force     bool // publish despite MaxShrink
-	// Verify, when set, is called with the root index's name and bytes after
-	// every other file is written and before the root is published; an
-	// error fails the publish and nothing new is published. trusted
-	// reports the files it need not read again: reused unchanged (checked
-	// at the destination) from a generation that a Verify passed. The
-	// manifest records the files a Verify passed.
-	Verify func(ctx context.Context, root string, data []byte, trusted func(name string) bool) error
+	// Verify, when set, is called with the root index's name and the bytes
+	// of the index files not yet written (pending: the root and the
+	// intermediate indexes, which are rewritten in place, so that the
+	// online set changes only after the check) once every sitemap is
+	// written; an error fails the publish and nothing new is published.
+	// trusted reports the files it need not read again: reused unchanged
+	// (checked at the destination) from a generation that a Verify passed.
+	// The manifest records the files a Verify passed.
+	Verify func(ctx context.Context, root string, pending map[string][]byte, trusted func(name string) bool) error
 	// LockTTL is how long the destination's lock outlives a run that died
 	// without releasing it, on a store that cannot see it die (S3); a live
 	// run renews it. 0: DefaultLockTTL.
@@ -860,22 +862,28 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 		return res, err
 	}
 	rootIx := indexes[len(indexes)-1]
+	if t.opt.Verify != nil {
+		// Before the intermediate indexes are rewritten: the online set
+		// does not change while the check reads it.
+		pending := map[string][]byte{root: rootIx.Data}
+		for i, ix := range indexes[:len(indexes)-1] {
+			pending[indexFiles[i].Name] = ix.Data
+		}
+		trusted := func(name string) bool {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			return t.trusted[name]
+		}
+		if err := t.opt.Verify(ctx, root, pending, trusted); err != nil {
+			return res, fmt.Errorf("verify: %w", err)
+		}
+	}
 	for i, ix := range indexes[:len(indexes)-1] {
 		if err := t.putInPlace(ctx, indexFiles[i], ix.Data); err != nil {
 			return res, err
 		}
 		files = append(files, t.stored(indexFiles[i]))
 		res.Files = append(res.Files, ix.Name)
-	}
-	if t.opt.Verify != nil {
-		trusted := func(name string) bool {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			return t.trusted[name]
-		}
-		if err := t.opt.Verify(ctx, root, rootIx.Data, trusted); err != nil {
-			return res, fmt.Errorf("verify: %w", err)
-		}
 	}
 	for i := range files {
 		// Verified now, or reused from a night that verified it.

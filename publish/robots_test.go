@@ -22,7 +22,7 @@ func TestRobotsChangeSaidOnlyWhenLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	night := func(shards int, base string, verify func(context.Context, string, []byte, func(string) bool) error) (*Result, string, error) {
+	night := func(shards int, base string, verify func(context.Context, string, map[string][]byte, func(string) bool) error) (*Result, string, error) {
 		t.Helper()
 		var log bytes.Buffer
 		l := NewLayout("sitemap")
@@ -46,7 +46,7 @@ func TestRobotsChangeSaidOnlyWhenLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three shards need two intermediate indexes: two lines. Verify fails.
-	res, log, err := night(3, "https://ex.com/", func(context.Context, string, []byte, func(string) bool) error { return errors.New("injected") })
+	res, log, err := night(3, "https://ex.com/", func(context.Context, string, map[string][]byte, func(string) bool) error { return errors.New("injected") })
 	if err == nil || res.Published {
 		t.Fatalf("verify failed, yet err %v, published %v", err, res.Published)
 	}

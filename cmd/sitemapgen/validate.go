@@ -383,8 +383,8 @@ var errVerify = errors.New("the written set has problems; the root index was not
 // (and checked at the destination), are not read again: the indexes that
 // list them are, and every other file. Duplicates across the set are then
 // looked for among the files read.
-func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, []byte, func(string) bool) error {
-	return func(ctx context.Context, root string, data []byte, trusted func(string) bool) error {
+func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(context.Context, string, map[string][]byte, func(string) bool) error {
+	return func(ctx context.Context, root string, pending map[string][]byte, trusted func(string) bool) error {
 		scope := cfg.Scope
 		if scope == nil {
 			scope = cfg.PublicURL
@@ -392,7 +392,7 @@ func verifier(files check.Files, cfg *pipeline.Config, log *slog.Logger) func(co
 		if trusted == nil {
 			trusted = func(string) bool { return false }
 		}
-		tf := trustedFiles{check.WithFile(files, root, data), trusted}
+		tf := trustedFiles{check.WithFiles(files, pending), trusted}
 		rep, err := check.Set(ctx, tf, root, check.Options{
 			Limits:    check.Limits{MaxURLs: cfg.MaxURLs, MaxBytes: cfg.MaxBytes, MaxEntries: cfg.Fanout},
 			PublicURL: cfg.PublicURL, Scope: scope, SkipOrphans: true, SkipReciprocity: true,

@@ -198,9 +198,9 @@ func TestGenerateVerify(t *testing.T) {
 	_, err := pipeline.Run(context.Background(), pipeline.Config{
 		Inputs: []string{uniqueInput(t, 300)}, PublicURL: pub, Sink: s, Name: "sitemap",
 		MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1,
-		Verify: func(ctx context.Context, root string, data []byte, _ func(string) bool) error {
+		Verify: func(ctx context.Context, root string, pending map[string][]byte, _ func(string) bool) error {
 			called = true
-			if root != "sitemap.xml" || !strings.Contains(string(data), "<sitemapindex") {
+			if data := pending[root]; root != "sitemap.xml" || !strings.Contains(string(data), "<sitemapindex") {
 				t.Errorf("Verify got %s: %.100s", root, data)
 			}
 			if _, err := os.Stat(filepath.Join(dir, root)); err == nil {
