@@ -46,7 +46,9 @@ func TestRobotsChangeSaidOnlyWhenLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three shards need two intermediate indexes: two lines. Verify fails.
-	res, log, err := night(3, "https://ex.com/", func(context.Context, string, map[string][]byte, func(string) bool) error { return errors.New("injected") })
+	res, log, err := night(3, "https://ex.com/", func(context.Context, string, map[string][]byte, func(string) bool) error {
+		return errors.New("injected")
+	})
 	if err == nil || res.Published {
 		t.Fatalf("verify failed, yet err %v, published %v", err, res.Published)
 	}
