@@ -1,9 +1,14 @@
 package pqread
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
@@ -38,5 +43,44 @@ func TestParquetDuplicateColumn(t *testing.T) {
 	defer r.Close()
 	if n, err := inputtest.ReadAll(r); n != 1 || err != nil {
 		t.Fatalf("%d rows, %v", n, err)
+	}
+}
+
+// footerOnly returns a Parquet file of md alone: no pages, only the footer,
+// which is all NewReader reads.
+func footerOnly(t testing.TB, md *format.FileMetaData) []byte {
+	t.Helper()
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte("PAR1"), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
+}
+
+// deepSchema returns a file whose loc column is nested depth levels deep
+// through groups of one child: a few bytes per level.
+func deepSchema(t testing.TB, depth int) []byte {
+	s := []format.SchemaElement{{Name: "schema", NumChildren: thrift.New(int32(1))}}
+	for range depth - 1 {
+		s = append(s, format.SchemaElement{Name: "g", NumChildren: thrift.New(int32(1)), RepetitionType: thrift.New(format.Optional)})
+	}
+	s = append(s, format.SchemaElement{Name: "loc", Type: thrift.New(format.ByteArray), RepetitionType: thrift.New(format.Optional)})
+	return footerOnly(t, &format.FileMetaData{Version: 1, Schema: s})
+}
+
+// TestParquetDeepSchema: a schema nested thousands of levels deep is
+// refused, naming the file and the limit, before parquet-go builds a path
+// per element as deep as the element (depth²/2 names: an 800 KB file made
+// the process die of "out of memory").
+func TestParquetDeepSchema(t *testing.T) {
+	data := deepSchema(t, 5000)
+	done := inputtest.BoundedCost(t, data)
+	_, err := NewReader(bytes.NewReader(data), int64(len(data)), "deep.parquet", input.Options{})
+	done()
+	want := "deep.parquet: not a readable Parquet file: corrupt or truncated file: footer: schema nested more than 64 levels deep"
+	if !errors.Is(err, input.ErrCorrupt) || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("%v\nwant %s…", err, want)
 	}
 }
