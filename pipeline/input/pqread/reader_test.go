@@ -84,3 +84,17 @@ func TestParquetDeepSchema(t *testing.T) {
 		t.Fatalf("%v\nwant %s…", err, want)
 	}
 }
+
+// TestParquetFooterStructs: a footer listing far more column chunks than
+// the schema has columns is refused before parquet-go decodes them (a
+// 560-byte ColumnChunk for each 3 bytes of footer: 9 MB took 1.6 GiB).
+func TestParquetFooterStructs(t *testing.T) {
+	data := inputtest.ParquetFooterOnly(inputtest.ParquetRowGroup(1), inputtest.ParquetRowGroup(1000000))
+	done := inputtest.BoundedCost(t, data)
+	_, err := NewReader(bytes.NewReader(data), int64(len(data)), "structs.parquet", input.Options{})
+	done()
+	want := "structs.parquet: not a readable Parquet file: corrupt or truncated file: footer: row group 1 lists 1000000 column chunks for the schema's 1 columns"
+	if !errors.Is(err, input.ErrCorrupt) || err == nil || err.Error() != want {
+		t.Fatalf("%v\nwant %s", err, want)
+	}
+}
