@@ -473,7 +473,18 @@ func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 	if i < 0 || i >= len(g.Columns) {
 		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
 	}
-	md := &g.Columns[i].MetaData
+	cc := &g.Columns[i]
+	switch {
+	case cc.FilePath != "":
+		// A summary file (_metadata) or a file whose columns live apart:
+		// the offsets are in the other file, read here they would be wrong.
+		return fmt.Errorf("%s: row group %d, column %q: %w: the column chunk is in another file (file_path %q), which sitemapgen does not read",
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt, truncate(cc.FilePath))
+	case cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0:
+		return fmt.Errorf("%s: row group %d, column %q: %w: the column chunk is encrypted, which sitemapgen does not read",
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt)
+	}
+	md := &cc.MetaData
 	start := md.DataPageOffset
 	if d := md.DictionaryPageOffset; d > 0 && d < start {
 		start = d
@@ -486,6 +497,14 @@ func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 	c.pages.Sync = pr.sync
 	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
 	return nil
+}
+
+// truncate cuts a string of the file short for an error.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 func (c *column) close() { c.pages.Close() }
