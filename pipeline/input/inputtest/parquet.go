@@ -1,6 +1,11 @@
 package inputtest
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/klauspost/compress/gzip"
+)
 
 // Hostile Parquet footers, written byte by byte in Thrift's compact
 // protocol: far larger than parquet-go's encoder builds in a test's time.
@@ -58,4 +63,52 @@ func ParquetRowGroup(chunks int) []byte {
 		g = g.field(2, tI64).varint(4).field(0, 0)
 	}
 	return g.field(1, tI64).varint(0).field(1, tI64).varint(0).field(0, 0)
+}
+
+// ParquetGzipPages returns a Parquet file of one row: each column of names
+// (required strings) holds one gzip data page that decompresses to size
+// bytes, a URL and zeros, as a page honestly says: a few KB of file that
+// take size bytes per column to decode.
+func ParquetGzipPages(names []string, size int) []byte {
+	value := "https://www.example.com/a"
+	body := make([]byte, size)
+	binary.LittleEndian.PutUint32(body, uint32(len(value)))
+	copy(body[4:], value)
+	var z bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+	w.Write(body)
+	w.Close()
+	var hdr compact
+	hdr = hdr.field(1, tI32).varint(0).field(1, tI32).varint(int64(size)).field(1, tI32).varint(int64(z.Len()))
+	hdr = hdr.field(2, tStruct).field(1, tI32).varint(1).field(1, tI32).varint(0).field(1, tI32).varint(3).field(1, tI32).varint(3).field(0, 0)
+	hdr = hdr.field(0, 0)
+	page := append(hdr, z.Bytes()...)
+
+	out := []byte("PAR1")
+	var md compact
+	md = md.field(1, tI32).varint(1)
+	md = md.field(1, tList).list(len(names)+1, tStruct)
+	md = md.field(4, tBinary).bytes("schema").field(1, tI32).varint(int64(len(names))).field(0, 0)
+	for _, n := range names {
+		md = md.field(1, tI32).varint(6).field(2, tI32).varint(0).field(1, tBinary).bytes(n).field(0, 0)
+	}
+	md = md.field(1, tI64).varint(1)
+	md = md.field(1, tList).list(1, tStruct)
+	md = md.field(1, tList).list(len(names), tStruct)
+	for _, n := range names {
+		at := int64(len(out))
+		out = append(out, page...)
+		md = md.field(2, tI64).varint(at).field(1, tStruct)
+		md = md.field(1, tI32).varint(6).field(1, tList).list(2, tI32).varint(0).varint(3)
+		md = md.field(1, tList).list(1, tBinary).bytes(n)
+		md = md.field(1, tI32).varint(2).field(1, tI64).varint(1) // GZIP, 1 value
+		md = md.field(1, tI64).varint(int64(len(page))).field(1, tI64).varint(int64(len(page)))
+		md = md.field(2, tI64).varint(at).field(0, 0) // data_page_offset
+		md = md.field(0, 0)
+	}
+	md = md.field(1, tI64).varint(int64(len(names)*len(page))).field(1, tI64).varint(1).field(0, 0) // total_byte_size, num_rows
+	md = md.field(0, 0)
+	out = append(out, md...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(md)))
+	return append(out, "PAR1"...)
 }

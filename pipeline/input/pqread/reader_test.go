@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -96,5 +97,33 @@ func TestParquetFooterStructs(t *testing.T) {
 	want := "structs.parquet: not a readable Parquet file: corrupt or truncated file: footer: row group 1 lists 1000000 column chunks for the schema's 1 columns"
 	if !errors.Is(err, input.ErrCorrupt) || err == nil || err.Error() != want {
 		t.Fatalf("%v\nwant %s", err, want)
+	}
+}
+
+// TestParquetPagesBounded: the pages a file's columns hold at once are
+// bounded together, not page by page: two columns each of one gzip page
+// that honestly decompresses to 150 MiB (a file of 300 KB) fail at the
+// second, naming it, having allocated one of them. Every mapped column
+// held its own page of up to 256 MiB: a 1 MB file of four took 2.5 GiB
+// and was published.
+func TestParquetPagesBounded(t *testing.T) {
+	data := inputtest.ParquetGzipPages([]string{"loc", "lastmod"}, 150<<20)
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	pr, err := NewReader(bytes.NewReader(data), int64(len(data)), "pages.parquet", input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = inputtest.ReadAll(pr)
+	pr.Close()
+	metrics.Read(sample)
+	allocated := sample[0].Value.Uint64() - before
+	want := `pages.parquet: row group 0, column "lastmod": corrupt or truncated file: data page: 157286400 bytes once decompressed, with the 157286400 bytes the file's other pages in use hold: more than the 268435456 a file may hold at once`
+	if !errors.Is(err, input.ErrCorrupt) || err.Error() != want {
+		t.Errorf("%v\nwant %s", err, want)
+	}
+	if allocated > 180<<20 {
+		t.Errorf("%d bytes allocated to read a %d-byte file", allocated, len(data))
 	}
 }
