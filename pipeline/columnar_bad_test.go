@@ -333,6 +333,36 @@ func TestParquetClaimedRows(t *testing.T) {
 	}
 }
 
+// TestParquetChunkElsewhere: a column chunk whose data is in another file
+// (file_path, as in a _metadata summary file) or encrypted is refused,
+// naming the row group and the column, rather than read from this file's
+// offsets.
+func TestParquetChunkElsewhere(t *testing.T) {
+	good, err := os.ReadFile(fixtures + "parquetgo_zstd_dict_date.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		edit func(*format.ColumnChunk)
+		want string
+	}{
+		"file_path": {func(c *format.ColumnChunk) { c.FilePath = "../elsewhere.parquet" },
+			`x.parquet: row group 0, column "loc": corrupt or truncated file: the column chunk is in another file (file_path "../elsewhere.parquet"), which sitemapgen does not read`},
+		"encrypted": {func(c *format.ColumnChunk) { c.CryptoMetadata.Value = &format.EncryptionWithFooterKey{} },
+			`x.parquet: row group 0, column "loc": corrupt or truncated file: the column chunk is encrypted, which sitemapgen does not read`},
+	} {
+		data := withFooter(t, good, func(md *format.FileMetaData) {
+			for i := range md.RowGroups[0].Columns {
+				tc.edit(&md.RowGroups[0].Columns[i])
+			}
+		})
+		_, err := inputtest.ReadAll(mustParquet(t, data))
+		if !errors.Is(err, input.ErrCorrupt) || err.Error() != tc.want {
+			t.Errorf("%s: %v\nwant %s", name, err, tc.want)
+		}
+	}
+}
+
 func mustParquet(t *testing.T, data []byte) *pqread.Reader {
 	t.Helper()
 	pr, err := pqread.NewReader(bytes.NewReader(data), int64(len(data)), "x.parquet", input.Options{})

@@ -10,6 +10,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // Reader reads the pages of one column chunk. Set Type and Size, then
@@ -19,10 +21,18 @@ import (
 // decoding (which is about half of a column's decoding time), so that one
 // Parquet file is decoded on two cores. It holds at most ahead+1 pages, and
 // one alone when a page is over bigPage.
+//
+// With a Budget, every page is charged to it before it is decompressed,
+// and the dictionary until the chunk ends: read ahead when the budget's
+// pool for pages read ahead has room, else once the pages before it are
+// decoded, as a page the file needs (see saferio.Budget): the pages in use
+// of all the columns of a file, and their dictionaries, are bounded
+// together, and those of all the files of a run.
 type Reader struct {
-	Type format.Type // the column's physical type
-	Size int         // value size in bytes; 0 for BYTE_ARRAY
-	Sync bool        // read the pages on the caller's goroutine, none ahead
+	Type   format.Type   // the column's physical type
+	Size   int           // value size in bytes; 0 for BYTE_ARRAY
+	Sync   bool          // read the pages on the caller's goroutine, none ahead
+	Budget *saferio.Part // what the file's pages may hold; nil: no bound
 
 	// The reading goroutine's, from Reset until it ends (see fetch).
 	ra      io.ReaderAt
@@ -40,6 +50,7 @@ type Reader struct {
 	pages [ahead + 1]page // one decoded, the others read ahead
 	free  chan *page      // pages done with
 	out   chan fetched    // pages read
+	want  chan struct{}   // a token while Next waits for a page (see needed)
 	stop  chan struct{}
 	done  chan struct{} // closed when the reading goroutine has ended
 	cur   *page         // the page being decoded
@@ -47,9 +58,10 @@ type Reader struct {
 
 	// The dictionary of the chunk: value i is dict[doffs[i]:doffs[i+1]],
 	// a BYTE_ARRAY's with its 4-byte length in front.
-	dict    []byte
-	doffs   []uint32
-	hasDict bool
+	dict     []byte
+	doffs    []uint32
+	hasDict  bool
+	dictHeld int64 // what the dictionary holds of the Budget
 
 	prev []byte // the last DELTA_BYTE_ARRAY value
 
@@ -66,11 +78,19 @@ const ahead = 3
 // A variable for the tests.
 var bigPage = 16 << 20
 
+// keepPage is the largest buffer a Reader keeps for its next page once the
+// page it held is done with: a page larger than writers cut (about 1 MiB)
+// does not keep its memory, which is no longer charged to the Budget. A
+// variable for the tests.
+var keepPage = 4 << 20
+
 // page is a page of the chunk, read and decompressed.
 type page struct {
 	h      pageHeader
 	levels []byte // V2: the repetition, then the definition levels, as stored
 	body   []byte // the values (V1: after the levels), decompressed
+	held   int64  // charged to the Budget as needed (Part.Hold)
+	ahead  int64  // charged to the Budget as read ahead (Part.TryAhead)
 }
 
 // fetched is a page read ahead, or the error or panic that ends the chunk.
@@ -106,12 +126,14 @@ func (p *Reader) Reset(ra io.ReaderAt, off, size, rows int64, codec format.Compr
 		}
 	}
 	p.ra, p.off, p.left, p.rows, p.codec = ra, off, size, rows, codec
+	p.releaseDict()
 	p.hasDict, p.sawDict, p.err = false, false, nil
 	if p.Sync {
 		return
 	}
 	if p.free == nil {
 		p.free, p.out = make(chan *page, len(p.pages)), make(chan fetched, len(p.pages))
+		p.want = make(chan struct{}, 1)
 	}
 	for i := range p.pages {
 		p.free <- &p.pages[i]
@@ -123,17 +145,56 @@ func (p *Reader) Reset(ra io.ReaderAt, off, size, rows int64, codec format.Compr
 // halt stops the reading goroutine, if there is one, and waits for it; the
 // pages are then free for the next chunk.
 func (p *Reader) halt() {
-	if p.stop == nil {
-		return
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+		p.stop, p.left = nil, 0
+		for len(p.free) > 0 {
+			<-p.free
+		}
+		for len(p.out) > 0 {
+			<-p.out
+		}
+		for len(p.want) > 0 {
+			<-p.want
+		}
 	}
-	close(p.stop)
-	<-p.done
-	p.stop, p.cur, p.left = nil, nil, 0
-	for len(p.free) > 0 {
-		<-p.free
+	p.cur = nil
+	for i := range p.pages {
+		p.release(&p.pages[i])
 	}
-	for len(p.out) > 0 {
-		<-p.out
+}
+
+// release gives back what pg holds of the Budget, and lets its memory go
+// when it is over keepPage.
+func (p *Reader) release(pg *page) {
+	if pg.held > 0 {
+		p.Budget.Release(pg.held)
+	}
+	if pg.ahead > 0 {
+		p.Budget.ReleaseAhead(pg.ahead)
+	}
+	pg.held, pg.ahead = 0, 0
+	if cap(pg.body) > keepPage {
+		pg.body = nil
+	}
+	if cap(pg.levels) > keepPage {
+		pg.levels = nil
+	}
+}
+
+// releaseDict gives back what the dictionary holds of the Budget, and lets
+// its memory go when it is over keepPage: a new chunk has its own.
+func (p *Reader) releaseDict() {
+	if p.dictHeld > 0 {
+		p.Budget.Release(p.dictHeld)
+		p.dictHeld = 0
+	}
+	if cap(p.dict) > keepPage {
+		p.dict = nil
+	}
+	if 4*cap(p.doffs) > keepPage {
+		p.doffs = nil
 	}
 }
 
@@ -235,8 +296,12 @@ func (p *Reader) read(pg *page) error {
 		if p.Type == format.Boolean {
 			return errors.New("dictionary page: dictionary of BOOLEAN values")
 		}
-		if err := p.big(pg); err != nil {
-			return err
+		if int64(h.numValues) > int64(h.uncompressed)/int64(max(p.Size, 4)) {
+			return fmt.Errorf("dictionary page: %d values in %d bytes", h.numValues, h.uncompressed)
+		}
+		// The values' offsets (doffs) are decoded with it: 4 bytes each.
+		if err := p.reserve(pg, int64(h.uncompressed)+4*(int64(h.numValues)+1)); err != nil {
+			return fmt.Errorf("dictionary page: %w", err)
 		}
 		var err error
 		if pg.body, err = p.decompress(pg.body, p.raw, int(h.uncompressed)); err != nil {
@@ -249,39 +314,90 @@ func (p *Reader) read(pg *page) error {
 		if int64(h.numValues) > p.rows {
 			return fmt.Errorf("page of %d values where the column chunk has %d left", h.numValues, p.rows)
 		}
-		if err := p.big(pg); err != nil {
-			return err
+		if err := p.reserve(pg, int64(h.uncompressed)); err != nil {
+			return fmt.Errorf("data page: %w", err)
 		}
 		if err := p.readData(pg); err != nil {
 			return fmt.Errorf("data page: %w", err)
 		}
 		p.rows -= int64(h.numValues)
 	}
+	if cap(p.raw) > keepPage {
+		p.raw = nil // real bytes of the file, but not kept for the next page
+	}
 	return nil
 }
 
-// big waits, before a page over bigPage is decompressed, until the pages
-// before it are decoded, and lets their buffers go.
+// reserve charges the Budget with cost, what the page pg holds once
+// decompressed, before it is: as a page read ahead when it may be read
+// ahead and the pool for those has room, else as a page the file needs,
+// once the pages before it are decoded. Without a Budget, a page over
+// bigPage waits for the pages before it all the same.
+func (p *Reader) reserve(pg *page, cost int64) error {
+	if p.Budget == nil {
+		if int(pg.h.uncompressed) <= bigPage {
+			return nil
+		}
+		return p.big(pg)
+	}
+	if p.stop != nil && int(pg.h.uncompressed) <= bigPage && p.Budget.TryAhead(cost) {
+		pg.ahead = cost
+		return nil
+	}
+	if err := p.needed(pg); err != nil {
+		return err
+	}
+	if err := p.Budget.Hold(cost, p.stop); err != nil {
+		if saferio.IsStopped(err) {
+			return errStopped
+		}
+		return err
+	}
+	pg.held = cost
+	return nil
+}
+
+// big waits, before a page is decompressed, until the pages before it are
+// decoded (none are, on the caller's goroutine): their buffers went when
+// they were over keepPage (release).
 func (p *Reader) big(pg *page) error {
-	if int(pg.h.uncompressed) <= bigPage || p.stop == nil {
+	if p.stop == nil {
 		return nil
 	}
 	var others [ahead]*page
-	for i := range others {
+	n := 0
+	defer func() {
+		for _, o := range others[:n] {
+			p.free <- o
+		}
+	}()
+	for ; n < len(others); n++ {
 		select {
-		case others[i] = <-p.free:
-			others[i].body, others[i].levels = nil, nil
+		case others[n] = <-p.free:
 		case <-p.stop:
-			for _, o := range others[:i] {
-				p.free <- o
-			}
 			return errStopped
 		}
 	}
-	for _, o := range others {
-		p.free <- o
-	}
 	return nil
+}
+
+// needed waits, before a page is charged to the Budget as needed, until
+// the pages before it are decoded and the caller waits for it in Next:
+// what the file holds then depends on the file alone, not on how far the
+// columns' goroutines got.
+func (p *Reader) needed(pg *page) error {
+	if p.stop == nil {
+		return nil
+	}
+	if err := p.big(pg); err != nil {
+		return err
+	}
+	select {
+	case <-p.want:
+		return nil
+	case <-p.stop:
+		return errStopped
+	}
 }
 
 // readData decompresses the data page in p.raw into pg.
@@ -330,7 +446,19 @@ func (p *Reader) readAt(b []byte, at int64) error {
 // now when there is none (Sync, or not Reset).
 func (p *Reader) nextPage() fetched {
 	if p.stop != nil {
-		return <-p.out
+		// The reading goroutine may charge a page as needed now (see
+		// needed); a token left when a page read ahead was there is taken
+		// back.
+		select {
+		case p.want <- struct{}{}:
+		default:
+		}
+		f := <-p.out
+		select {
+		case <-p.want:
+		default:
+		}
+		return f
 	}
 	for p.left > 0 {
 		pg := &p.pages[0]
@@ -349,6 +477,7 @@ func (p *Reader) nextPage() fetched {
 // may be used after.
 func (p *Reader) Close() {
 	p.halt()
+	p.releaseDict()
 	if p.zs != nil {
 		p.zs.Close()
 		p.zs = nil
@@ -366,10 +495,10 @@ func (p *Reader) Close() {
 	}
 }
 
-// small returns b emptied for reuse, or nil when it is over bigPage: one
+// small returns b emptied for reuse, or nil when it is over keepPage: one
 // big page must not keep its memory alive in the pool for the next file.
 func small(b []byte) []byte {
-	if cap(b) > bigPage {
+	if cap(b) > keepPage {
 		return nil
 	}
 	return b[:0]

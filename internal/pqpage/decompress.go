@@ -52,6 +52,15 @@ func (p *Reader) decompress(dst, src []byte, size int) ([]byte, error) {
 		n, err = lz4.UncompressBlock(src, dst)
 		dst = dst[:n]
 	case format.Gzip:
+		// DEFLATE expands at most 1032 times: a page that says more lies,
+		// and one that says less may have its memory at once (it is
+		// charged to the Budget already), rather than grown to it.
+		if int64(size) > 1032*int64(len(src))+64 {
+			return nil, fmt.Errorf("gzip: %d bytes cannot hold %d", len(src), size)
+		}
+		if cap(dst) < size {
+			dst = make([]byte, 0, size)
+		}
 		if p.gz == nil {
 			p.gz, err = gzip.NewReader(bytes.NewReader(src))
 		} else {

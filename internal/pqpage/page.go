@@ -191,8 +191,11 @@ func (p *Reader) Next(pg *Page, maxDef, maxRep byte) error {
 		if p.err != nil {
 			return p.err
 		}
-		if p.cur != nil && p.stop != nil {
-			p.free <- p.cur
+		if p.cur != nil {
+			p.release(p.cur)
+			if p.stop != nil {
+				p.free <- p.cur
+			}
 		}
 		p.cur = nil
 		f := p.nextPage()
@@ -204,8 +207,20 @@ func (p *Reader) Next(pg *Page, maxDef, maxRep byte) error {
 			return f.err
 		}
 		p.cur = f.pg
+		if pg := f.pg; pg.ahead > 0 {
+			// Read ahead, now needed: the file holds it as it would had
+			// it been read now.
+			if err := p.Budget.Hold(pg.ahead, nil); err != nil {
+				p.err = fmt.Errorf("%s: %w", pageKind(pg), err)
+				return p.err
+			}
+			p.Budget.ReleaseAhead(pg.ahead)
+			pg.held, pg.ahead = pg.ahead, 0
+		}
 		switch f.pg.h.typ {
 		case pageDict:
+			// The dictionary holds the page's memory until the chunk ends.
+			p.dictHeld, f.pg.held = f.pg.held, 0
 			if err := p.readDict(f.pg); err != nil {
 				p.err = fmt.Errorf("dictionary page: %w", err)
 				return p.err
@@ -220,6 +235,14 @@ func (p *Reader) Next(pg *Page, maxDef, maxRep byte) error {
 			}
 		}
 	}
+}
+
+// pageKind names a page's kind in an error, as read does.
+func pageKind(pg *page) string {
+	if pg.h.typ == pageDict {
+		return "dictionary page"
+	}
+	return "data page"
 }
 
 // setPage sets pg up to decode the data page read into rd.

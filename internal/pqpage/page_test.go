@@ -13,6 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 type locRow struct {
@@ -108,8 +110,8 @@ func TestReadAhead(t *testing.T) {
 // before it are held, so a run of big pages costs one of them, not
 // ahead+1.
 func TestBigPagesOneAtATime(t *testing.T) {
-	defer func(b int) { bigPage = b }(bigPage)
-	bigPage = 32 << 10
+	defer func(b, k int) { bigPage, keepPage = b, k }(bigPage, keepPage)
+	bigPage, keepPage = 32<<10, 32<<10
 	want := rows(600, 1000) // pages of ~64 KiB: 9 of them
 	r, reset := chunk(t, want, 64<<10)
 	reset()
@@ -245,5 +247,88 @@ func TestPageBounds(t *testing.T) {
 	}
 	if k, err := pg.Block(nil, make([]uint32, 2), nil, 0); err != nil || k != 2 || pg.Left() != 0 {
 		t.Errorf("a block of 2 with 2 left: %d, %v, %d left", k, err, pg.Left())
+	}
+}
+
+// readColumns reads the chunks of rs in step, a value of each in turn, as
+// pqread reads a file's columns, and returns the first column's values
+// and the error that ended the read.
+func readColumns(rs []*Reader) (vals []string, err error) {
+	pgs := make([]Page, len(rs))
+	for {
+		for i, r := range rs {
+			if pgs[i].Left() == 0 {
+				if err := r.Next(&pgs[i], 0, 0); err != nil {
+					if err == io.EOF {
+						return vals, nil
+					}
+					return vals, err
+				}
+			}
+			var def [1]uint32
+			if _, err := pgs[i].Block(nil, def[:], nil, 0); err != nil {
+				return vals, err
+			}
+			v, err := r.Value(&pgs[i])
+			if err != nil {
+				return vals, err
+			}
+			if i == 0 {
+				vals = append(vals, string(v))
+			}
+		}
+	}
+}
+
+// TestPagesBudget: the pages a file's columns decode at once, read ahead
+// or not, are bounded together by its part of a Budget: a file whose
+// columns need more fail at the same page with the same error, whether
+// pages are read ahead or not; one that needs less reads every value,
+// and gives back all it held when closed.
+func TestPagesBudget(t *testing.T) {
+	want := rows(3000, 100) // pages of ~64 KiB
+	for _, tc := range []struct {
+		turn, ahead int64
+		fails       bool
+	}{
+		{turn: 1 << 20, ahead: 1 << 20},
+		{turn: 1 << 20, ahead: 0},
+		{turn: 200 << 10, ahead: 64 << 10},
+		{turn: 100 << 10, ahead: 1 << 20, fails: true},
+		{turn: 100 << 10, ahead: 0, fails: true},
+	} {
+		var errs []string
+		for _, sync := range []bool{false, true} {
+			part := saferio.NewBudget(tc.turn, 0, tc.ahead).Part()
+			var rs []*Reader
+			for range 3 {
+				r, reset := chunk(t, want, 64<<10)
+				r.Sync, r.Budget = sync, part
+				reset()
+				rs = append(rs, r)
+			}
+			got, err := readColumns(rs)
+			for _, r := range rs {
+				r.Close()
+			}
+			if held, ahead := part.Holds(); held != 0 || ahead != 0 {
+				t.Errorf("%+v sync=%v: %d bytes held and %d read ahead after Close", tc, sync, held, ahead)
+			}
+			if !tc.fails {
+				if err != nil || !slices.Equal(got, want) {
+					t.Errorf("%+v sync=%v: %d values, %v", tc, sync, len(got), err)
+				}
+				continue
+			}
+			var over *saferio.OverBudget
+			if !errors.As(err, &over) || over.Limit != tc.turn {
+				t.Fatalf("%+v sync=%v: %v, want over the budget", tc, sync, err)
+			}
+			errs = append(errs, fmt.Sprint(len(got), err))
+			t.Logf("%+v sync=%v: after %d values: %v", tc, sync, len(got), err)
+		}
+		if len(errs) == 2 && errs[0] != errs[1] {
+			t.Errorf("%+v: pages read ahead: %s; on one goroutine: %s", tc, errs[0], errs[1])
+		}
 	}
 }

@@ -138,25 +138,11 @@ func (r *thriftReader) skip(typ byte, depth int) error {
 		r.p += n
 		return err
 	case tList, tSet:
-		c, err := r.byte()
+		n, et, err := r.list()
 		if err != nil {
 			return err
 		}
-		n, et := int(c>>4), c&0xf
-		if n == 0xf {
-			if n, err = r.length(); err != nil {
-				return err
-			}
-		}
-		if n > len(r.b)-r.p {
-			return io.ErrUnexpectedEOF
-		}
-		for range n {
-			if err := r.skipElem(et, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+		return r.skipElems(n, et, depth+1)
 	case tMap:
 		n, err := r.length()
 		if err != nil || n == 0 {
@@ -191,6 +177,35 @@ func (r *thriftReader) skip(typ byte, depth int) error {
 		}
 	}
 	return fmt.Errorf("%w: unknown type %d", errThrift, typ)
+}
+
+// list reads a list header: its size (which fits in the bytes left) and
+// element type.
+func (r *thriftReader) list() (n int, et byte, err error) {
+	c, err := r.byte()
+	if err != nil {
+		return 0, 0, err
+	}
+	n, et = int(c>>4), c&0xf
+	if n == 0xf {
+		if n, err = r.length(); err != nil {
+			return 0, 0, err
+		}
+	}
+	if n > len(r.b)-r.p {
+		return 0, 0, io.ErrUnexpectedEOF
+	}
+	return n, et, nil
+}
+
+// skipElems steps over n container elements of type et.
+func (r *thriftReader) skipElems(n int, et byte, depth int) error {
+	for range n {
+		if err := r.skipElem(et, depth); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // skipElem steps over a container element: booleans take a byte there.

@@ -20,9 +20,10 @@ import (
 const MaxRowsPerByte = 1024
 
 // ReadUpTo appends what r yields to dst, failing when it is more than size
-// bytes; dst grows with what is read, not with what the input claims. It
-// never asks r for more than size bytes and then one, so what it returns
-// does not depend on dst's capacity.
+// bytes; dst grows with what is read, not with what the input claims,
+// doubling up to size, never past it. It never asks r for more than size
+// bytes and then one, so what it returns does not depend on dst's
+// capacity.
 func ReadUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
 	if size < 0 {
 		return dst, fmt.Errorf("a page of %d bytes", size)
@@ -35,7 +36,8 @@ func ReadUpTo(dst []byte, r io.Reader, size int) ([]byte, error) {
 			return dst, expectEOF(r, size)
 		}
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			grown := make([]byte, len(dst), min(size, max(2*cap(dst), 64<<10)))
+			dst = grown[:copy(grown, dst)]
 		}
 		n, err := r.Read(dst[len(dst):min(cap(dst), size)])
 		dst = dst[:len(dst)+n]

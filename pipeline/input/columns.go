@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // Errors of every input format. They reach the caller wrapped with the
@@ -53,6 +55,10 @@ type Options struct {
 	// batches alone, without reading its pages ahead on another (as it is
 	// when GOMAXPROCS is 1): the one-core baseline of the benchmarks.
 	Sequential bool
+	// Budget is the input's share of what the inputs of a run may hold
+	// of decompressed Parquet pages at once (Parts gives each input its
+	// own, in input order); nil: a budget of the input's own.
+	Budget *saferio.Part
 }
 
 // Mapping is where each field is found among an input's columns.

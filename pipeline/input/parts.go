@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/sitemapgen/sitemapgen/internal/saferio"
 )
 
 // PartsAhead is how many filled batches a part decoded ahead of its turn
@@ -46,6 +48,10 @@ type Parts[B any] struct {
 	Done func(i int, rows int64) error
 }
 
+// pageBudget is the limits of the Budget of the files of a Read: turn,
+// shared, ahead (see saferio.NewBudget). A variable for the tests.
+var pageBudget = [3]int64{saferio.BudgetTurn, saferio.BudgetShared, saferio.BudgetAhead}
+
 // part is a file in flight: its batches, then its error and rows, set
 // before batches is closed.
 type part[B any] struct {
@@ -64,6 +70,9 @@ func (p *Parts[B]) Read(ctx context.Context) error {
 	for i := range parts {
 		parts[i] = &part[B]{batches: make(chan B, PartsAhead)}
 	}
+	// The files in flight share a budget of decompressed pages, in which
+	// the first one not done has its turn: the one consumed now.
+	budget := saferio.NewBudget(pageBudget[0], pageBudget[1], pageBudget[2])
 	window := make(chan struct{}, par) // a token per file in flight
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -75,15 +84,17 @@ func (p *Parts[B]) Read(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			}
+			share := budget.Part() // in file order
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.decode(ctx, i, parts[i])
+				p.decode(ctx, i, parts[i], share)
 			}()
 		}
 	}()
 	err := p.consume(ctx, parts, window)
 	cancel()
+	budget.Stop() // a file waiting for its turn waits no more
 	wg.Wait()
 	return err
 }
@@ -119,10 +130,13 @@ func (p *Parts[B]) consume(ctx context.Context, parts []*part[B], window <-chan 
 
 // decode opens file i and fills its batches until it ends, fails or ctx is
 // done; it closes the file.
-func (p *Parts[B]) decode(ctx context.Context, i int, pt *part[B]) {
+func (p *Parts[B]) decode(ctx context.Context, i int, pt *part[B], share *saferio.Part) {
 	defer close(pt.batches)
+	defer share.Close() // after src's: the next file's turn
 	f := &p.Files[i]
-	src, err := Open(f, p.Stdin, p.Opt)
+	opt := p.Opt
+	opt.Budget = share
+	src, err := Open(f, p.Stdin, opt)
 	if err != nil {
 		pt.err = err
 		return

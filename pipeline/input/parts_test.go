@@ -14,9 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sitemapgen/sitemapgen/bench"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 // export is a set of Parquet parts written by bench's generator.
@@ -170,6 +172,67 @@ func TestPartsError(t *testing.T) {
 	}
 	if rows != 100_000 || fmt.Sprint(done) != "[0 1]" {
 		t.Errorf("%d rows, done %v before the error; want 100000 of parts [0 1]", rows, done)
+	}
+}
+
+// TestPartsPageBudget: the files decoded at once share a budget of
+// decompressed pages, in which the file the read is at goes first: a file
+// ahead of its turn that needs more than the shared pool waits for its
+// turn, so files that each need most of the budget are all read (not one
+// stuck behind another); a file that needs more than the budget fails,
+// naming its column, in file order.
+func TestPartsPageBudget(t *testing.T) {
+	const page = 1 << 20
+	input.SetPageBudget(t.Cleanup, 3*page, page+page/2, 0)
+	dir := t.TempDir()
+	var args []string
+	for i := range 4 {
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i))
+		// Two columns of a 1 MiB page: 2 MiB of the 3, of which
+		// a file ahead of its turn holds half.
+		if err := os.WriteFile(p, inputtest.ParquetGzipPages([]string{"loc", "lastmod"}, page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	files, err := input.Expand(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		rows int64
+		done []int
+		err  error
+	}
+	read := func(files []input.File) result {
+		c := make(chan result, 1)
+		go func() {
+			_, rows, done, err := readParts(t, files, 4, 16)
+			c <- result{rows, done, err}
+		}()
+		select {
+		case r := <-c:
+			return r
+		case <-time.After(time.Minute):
+			t.Fatal("the read is stuck")
+			return result{}
+		}
+	}
+	if r := read(files); r.err != nil || r.rows != 4 || fmt.Sprint(r.done) != "[0 1 2 3]" {
+		t.Fatalf("%d rows, done %v, %v; want 4 of [0 1 2 3]", r.rows, r.done, r.err)
+	}
+	// Three columns need 3 MiB and a bit: the third file fails, in turn.
+	big := filepath.Join(dir, "part-2.parquet")
+	if err := os.WriteFile(big, inputtest.ParquetGzipPages([]string{"loc", "lastmod", "changefreq"}, page+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if files, err = input.Expand(args); err != nil {
+		t.Fatal(err)
+	}
+	r := read(files)
+	want := big + `: row group 0, column "changefreq": corrupt or truncated file: data page: 1048577 bytes once decompressed, with the 2097154 bytes the file's other pages in use hold: more than the 3145728 a file may hold at once`
+	if r.err == nil || r.err.Error() != want || r.rows != 2 || fmt.Sprint(r.done) != "[0 1]" {
+		t.Fatalf("%d rows, done %v, %v\nwant 2 rows of [0 1], %s", r.rows, r.done, r.err, want)
 	}
 }
 

@@ -102,7 +102,14 @@ const (
 	fuzzMaxAlloc = 64 << 20 // bytes allocated per input, plus fuzzAllocPerByte per input byte
 )
 
-const fuzzAllocPerByte = 1024
+// fuzzAllocPerByte is twice what a Parquet footer may cost per byte
+// (pqpage's footer bound: writers' footers take 8 to 25 times their size
+// in parquet-go's structs), and about what decoding needs besides: a
+// small crafted file may not make a reader allocate hundreds of MB. (It
+// was 1,024, which let a 9 MB footer of tiny column chunks take 1.6 GiB.)
+// A page that honestly decompresses to more than the constant part is
+// over it too: a fuzzed input is not expected to hold one.
+const fuzzAllocPerByte = 64
 
 // BoundedCost fails the input when reading it allocates more than the
 // budget, and crashes the fuzz worker (so the input is kept as a failure)

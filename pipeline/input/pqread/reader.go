@@ -63,6 +63,9 @@ type Reader struct {
 
 	prefetched bool // the first row group's chunks were asked for (see prefetch)
 	sync       bool // pages read on the filling goroutine (pqpage.Reader.Sync)
+
+	budget    *saferio.Part // what the file's pages may hold (input.Options.Budget)
+	ownBudget bool          // budget is the file's own, closed with it
 }
 
 // spansPool recycles the Readers' spans: a run opens one per part file,
@@ -165,7 +168,10 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (pr 
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w: %w", source, input.ErrCorrupt, err)
 	}
 	// Pages are read ahead on another goroutine when there is another core.
-	pr = &Reader{name: source, r: r, size: size, pf: pf, sync: opt.Sequential || runtime.GOMAXPROCS(0) == 1}
+	pr = &Reader{name: source, r: r, size: size, pf: pf, sync: opt.Sequential || runtime.GOMAXPROCS(0) == 1, budget: opt.Budget}
+	if pr.budget == nil {
+		pr.budget, pr.ownBudget = saferio.Own(), true
+	}
 	pr.fill.Name, pr.fill.Take, pr.fill.Where = source, pr.take, pr.where
 	if sp, ok := spansPool.Get().(*[input.NumColumns][]columnar.Span); ok {
 		pr.fill.Spans = *sp
@@ -367,6 +373,10 @@ func (pr *Reader) Close() error {
 		pr.fill.Spans = [input.NumColumns][]columnar.Span{}
 	}
 	pr.closeLists()
+	if pr.ownBudget {
+		pr.budget.Close()
+		pr.ownBudget = false
+	}
 	if pr.file != nil {
 		err := pr.file.Close()
 		pr.file = nil
@@ -473,7 +483,18 @@ func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 	if i < 0 || i >= len(g.Columns) {
 		return fmt.Errorf("%s: row group %d, column %q: %w: no column chunk", pr.name, pr.rg-1, c.name, input.ErrCorrupt)
 	}
-	md := &g.Columns[i].MetaData
+	cc := &g.Columns[i]
+	switch {
+	case cc.FilePath != "":
+		// A summary file (_metadata) or a file whose columns live apart:
+		// the offsets are in the other file, read here they would be wrong.
+		return fmt.Errorf("%s: row group %d, column %q: %w: the column chunk is in another file (file_path %q), which sitemapgen does not read",
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt, truncate(cc.FilePath))
+	case cc.CryptoMetadata.Value != nil || len(cc.EncryptedColumnMetadata) > 0:
+		return fmt.Errorf("%s: row group %d, column %q: %w: the column chunk is encrypted, which sitemapgen does not read",
+			pr.name, pr.rg-1, c.name, input.ErrCorrupt)
+	}
+	md := &cc.MetaData
 	start := md.DataPageOffset
 	if d := md.DictionaryPageOffset; d > 0 && d < start {
 		start = d
@@ -483,9 +504,17 @@ func (pr *Reader) openChunk(c *column, g *format.RowGroup, values int64) error {
 			pr.name, pr.rg-1, c.name, input.ErrCorrupt, md.TotalCompressedSize, start, pr.size)
 	}
 	c.page = pqpage.Page{}
-	c.pages.Sync = pr.sync
+	c.pages.Sync, c.pages.Budget = pr.sync, pr.budget
 	c.pages.Reset(pr.r, start, md.TotalCompressedSize, values, md.Codec)
 	return nil
+}
+
+// truncate cuts a string of the file short for an error.
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 func (c *column) close() { c.pages.Close() }

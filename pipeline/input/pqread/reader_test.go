@@ -1,9 +1,15 @@
 package pqread
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"runtime/metrics"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
@@ -38,5 +44,86 @@ func TestParquetDuplicateColumn(t *testing.T) {
 	defer r.Close()
 	if n, err := inputtest.ReadAll(r); n != 1 || err != nil {
 		t.Fatalf("%d rows, %v", n, err)
+	}
+}
+
+// footerOnly returns a Parquet file of md alone: no pages, only the footer,
+// which is all NewReader reads.
+func footerOnly(t testing.TB, md *format.FileMetaData) []byte {
+	t.Helper()
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte("PAR1"), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return append(out, "PAR1"...)
+}
+
+// deepSchema returns a file whose loc column is nested depth levels deep
+// through groups of one child: a few bytes per level.
+func deepSchema(t testing.TB, depth int) []byte {
+	s := []format.SchemaElement{{Name: "schema", NumChildren: thrift.New(int32(1))}}
+	for range depth - 1 {
+		s = append(s, format.SchemaElement{Name: "g", NumChildren: thrift.New(int32(1)), RepetitionType: thrift.New(format.Optional)})
+	}
+	s = append(s, format.SchemaElement{Name: "loc", Type: thrift.New(format.ByteArray), RepetitionType: thrift.New(format.Optional)})
+	return footerOnly(t, &format.FileMetaData{Version: 1, Schema: s})
+}
+
+// TestParquetDeepSchema: a schema nested thousands of levels deep is
+// refused, naming the file and the limit, before parquet-go builds a path
+// per element as deep as the element (depth²/2 names: an 800 KB file made
+// the process die of "out of memory").
+func TestParquetDeepSchema(t *testing.T) {
+	data := deepSchema(t, 5000)
+	done := inputtest.BoundedCost(t, data)
+	_, err := NewReader(bytes.NewReader(data), int64(len(data)), "deep.parquet", input.Options{})
+	done()
+	want := "deep.parquet: not a readable Parquet file: corrupt or truncated file: footer: schema nested more than 64 levels deep"
+	if !errors.Is(err, input.ErrCorrupt) || err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("%v\nwant %s…", err, want)
+	}
+}
+
+// TestParquetFooterStructs: a footer listing far more column chunks than
+// the schema has columns is refused before parquet-go decodes them (a
+// 560-byte ColumnChunk for each 3 bytes of footer: 9 MB took 1.6 GiB).
+func TestParquetFooterStructs(t *testing.T) {
+	data := inputtest.ParquetFooterOnly(inputtest.ParquetRowGroup(1), inputtest.ParquetRowGroup(1000000))
+	done := inputtest.BoundedCost(t, data)
+	_, err := NewReader(bytes.NewReader(data), int64(len(data)), "structs.parquet", input.Options{})
+	done()
+	want := "structs.parquet: not a readable Parquet file: corrupt or truncated file: footer: row group 1 lists 1000000 column chunks for the schema's 1 columns"
+	if !errors.Is(err, input.ErrCorrupt) || err == nil || err.Error() != want {
+		t.Fatalf("%v\nwant %s", err, want)
+	}
+}
+
+// TestParquetPagesBounded: the pages a file's columns hold at once are
+// bounded together, not page by page: two columns each of one gzip page
+// that honestly decompresses to 150 MiB (a file of 300 KB) fail at the
+// second, naming it, having allocated one of them. Every mapped column
+// held its own page of up to 256 MiB: a 1 MB file of four took 2.5 GiB
+// and was published.
+func TestParquetPagesBounded(t *testing.T) {
+	data := inputtest.ParquetGzipPages([]string{"loc", "lastmod"}, 150<<20)
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample)
+	before := sample[0].Value.Uint64()
+	pr, err := NewReader(bytes.NewReader(data), int64(len(data)), "pages.parquet", input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = inputtest.ReadAll(pr)
+	pr.Close()
+	metrics.Read(sample)
+	allocated := sample[0].Value.Uint64() - before
+	want := `pages.parquet: row group 0, column "lastmod": corrupt or truncated file: data page: 157286400 bytes once decompressed, with the 157286400 bytes the file's other pages in use hold: more than the 268435456 a file may hold at once`
+	if !errors.Is(err, input.ErrCorrupt) || err.Error() != want {
+		t.Errorf("%v\nwant %s", err, want)
+	}
+	if allocated > 180<<20 {
+		t.Errorf("%d bytes allocated to read a %d-byte file", allocated, len(data))
 	}
 }
