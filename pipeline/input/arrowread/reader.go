@@ -51,12 +51,15 @@ type Reader struct {
 	sr   *ipc.Reader // over arrowMessages: the file or the stream format
 	next int         // next record batch
 	rec  arrow.RecordBatch
-	pos  int // next row of rec
+	pos  int   // next row of rec
+	base int64 // the rows of the record batches before rec
+	col  int   // the field being taken, for a panic (see where); -1 between takes
 	cols [input.NumColumns]int
 	fill columnar.Filler // its Ext are the extension columns (see encode.ParseExtColumn)
 
-	extCols []int         // their field indexes
-	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
+	extCols []int             // their field indexes
+	lists   []*listColumn     // list columns (images, alternates, videos) by extension index; see listColumn
+	dicts   []arrow.ArrayData // by field: the dictionary checkRecord checked last
 
 	prefetch func() // nil, or the prefetch the first Fill starts
 }
@@ -80,7 +83,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 			ar, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
-	ar = &Reader{name: source}
+	ar = &Reader{name: source, col: -1}
 	ar.fill.Name, ar.fill.Take, ar.fill.Where = source, ar.take, ar.where
 	if pf, ok := r.(input.Prefetcher); ok {
 		// An object in a store: every record batch carries every column,
@@ -211,9 +214,13 @@ func (ar *Reader) Close() error {
 	return nil
 }
 
-// nextRecord makes the next non-empty record batch current; io.EOF after the last.
+// nextRecord makes the next non-empty record batch current, its mapped
+// columns checked (checkRecord); io.EOF after the last.
 func (ar *Reader) nextRecord() error {
 	for {
+		if ar.rec != nil {
+			ar.base += ar.rec.NumRows()
+		}
 		ar.rec, ar.pos = nil, 0
 		if !ar.sr.Next() {
 			if err := ar.sr.Err(); err != nil {
@@ -224,9 +231,53 @@ func (ar *Reader) nextRecord() error {
 		ar.next++
 		ar.rec = ar.sr.RecordBatch()
 		if ar.rec.NumRows() > 0 {
-			return nil
+			return ar.checkRecord()
 		}
 	}
+}
+
+// checkRecord checks the string and binary values of the mapped flat
+// columns of the current record batch, and of their dictionaries (each
+// dictionary once), before any is read: see checkValues.
+func (ar *Reader) checkRecord() error {
+	if ar.dicts == nil {
+		ar.dicts = make([]arrow.ArrayData, ar.rec.NumCols())
+	}
+	check := func(fi int) error {
+		arr := ar.rec.Column(fi)
+		d, ok := arr.(*array.Dictionary)
+		if !ok {
+			return checkValues(arr, ar.base+1)
+		}
+		dict := d.Dictionary()
+		if fi < len(ar.dicts) && ar.dicts[fi] == dict.Data() {
+			return nil
+		}
+		if err := checkValues(dict, 0); err != nil {
+			return err
+		}
+		if fi < len(ar.dicts) {
+			ar.dicts[fi] = dict.Data()
+		}
+		return nil
+	}
+	for _, fi := range ar.cols {
+		if fi < 0 {
+			continue
+		}
+		if err := check(fi); err != nil {
+			return ar.fieldErr(fi, err)
+		}
+	}
+	for x, fi := range ar.extCols {
+		if ar.list(x) != nil {
+			continue
+		}
+		if err := check(fi); err != nil {
+			return ar.fieldErr(fi, err)
+		}
+	}
+	return nil
 }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
@@ -243,8 +294,14 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) error {
 	return ar.fill.Fill(b, chunk)
 }
 
-// where names the record batch being read, for a panic.
-func (ar *Reader) where() string { return fmt.Sprintf("record batch %d", ar.next-1) }
+// where names the record batch being read, and the column when a take is
+// under way, for a panic.
+func (ar *Reader) where() string {
+	if ar.col >= 0 && ar.rec != nil && ar.col < int(ar.rec.NumCols()) {
+		return fmt.Sprintf("record batch %d, column %q", ar.next-1, ar.rec.Schema().Field(ar.col).Name)
+	}
+	return fmt.Sprintf("record batch %d", ar.next-1)
+}
 
 // take is the Filler's Take: the next rows of the current record batch, at
 // most max, after moving on to the next one when it is done.
@@ -258,7 +315,8 @@ func (ar *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
 	want := min(int(ar.rec.NumRows())-ar.pos, max)
 	var n int
 	var err error
-	buf, f.Spans[input.Loc], n, err = take(buf, f.Spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+	ar.col = ar.cols[input.Loc]
+	buf, f.Spans[input.Loc], n, err = take(buf, f.Spans[input.Loc], ar.rec.Column(ar.col), ar.pos, want, budget)
 	if err != nil {
 		return buf, 0, ar.colErr(input.Loc, err)
 	}
@@ -266,26 +324,32 @@ func (ar *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
 		if ar.cols[c] < 0 {
 			continue
 		}
-		if buf, f.Spans[c], _, err = take(buf, f.Spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1); err != nil {
+		ar.col = ar.cols[c]
+		if buf, f.Spans[c], _, err = take(buf, f.Spans[c], ar.rec.Column(ar.col), ar.pos, n, -1); err != nil {
 			return buf, 0, ar.colErr(c, err)
 		}
 	}
 	for x, fi := range ar.extCols {
+		ar.col = fi
 		if l := ar.list(x); l != nil {
 			buf, f.ExtSpans[x], err = l.take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n)
 		} else {
 			buf, f.ExtSpans[x], _, err = take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
 		}
 		if err != nil {
-			return buf, 0, fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
+			return buf, 0, ar.fieldErr(fi, err)
 		}
 	}
+	ar.col = -1
 	ar.pos += n
 	return buf, n, nil
 }
 
-func (ar *Reader) colErr(c input.Column, err error) error {
-	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
+func (ar *Reader) colErr(c input.Column, err error) error { return ar.fieldErr(ar.cols[c], err) }
+
+// fieldErr is err, of field fi of the current record batch.
+func (ar *Reader) fieldErr(fi int, err error) error {
+	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
 }
 
 var errLength = errors.New("column shorter than its record batch")

@@ -1,7 +1,10 @@
 package arrowread
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -44,6 +47,79 @@ func TestArrowDuplicateColumn(t *testing.T) {
 			if !errors.Is(err, input.ErrDuplicateColumn) || !strings.HasPrefix(err.Error(), in+": "+want) {
 				t.Errorf("stream %v %q: %v\nwant %s: %s…", stream, names, err, in, want)
 			}
+		}
+	}
+}
+
+// TestArrowBadOffsets: string offsets or views that point outside their
+// data (a corrupt file) fail the read with the record batch, the column and
+// what is wrong, not a runtime error of a slice out of range.
+func TestArrowBadOffsets(t *testing.T) {
+	le32 := func(v ...int32) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, uint32(x))
+		}
+		return b
+	}
+	le64 := func(v ...int64) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint64(b, uint64(x))
+		}
+		return b
+	}
+	vals := []string{"https://www.example.com/a", "https://www.example.com/b"} // 25 bytes each
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	for _, tc := range []struct {
+		name     string
+		typ      arrow.DataType
+		from, to []byte
+		want     string
+	}{
+		{"decreasing", arrow.BinaryTypes.String, le32(0, 25, 50), le32(0, 40, 10), "bad value offsets: row 2 ends at offset 10, before it starts (40)"},
+		{"past the data", arrow.BinaryTypes.String, le32(0, 25, 50), le32(0, 2147483647, 50), "bad value offsets: row 1 ends at offset 2147483647, past the 50 bytes of the data buffer"},
+		{"negative", arrow.BinaryTypes.String, le32(0, 25, 50), le32(-8, 25, 50), "bad value offsets: row 1 starts at offset -8"},
+		{"large", arrow.BinaryTypes.LargeString, le64(0, 25, 50), le64(0, 40, 10), "bad value offsets: row 2 ends at offset 10, before it starts (40)"},
+		{"binary", arrow.BinaryTypes.Binary, le32(0, 25, 50), le32(0, 40, 10), "bad value offsets: row 2 ends at offset 10, before it starts (40)"},
+		{"view buffer", arrow.BinaryTypes.StringView, append(le32(25), append([]byte("http"), le32(0, 25)...)...),
+			append(le32(25), append([]byte("http"), le32(3, 25)...)...), "bad views: row 2 is in data buffer 3 of 1"},
+		{"view range", arrow.BinaryTypes.StringView, append(le32(25), append([]byte("http"), le32(0, 25)...)...),
+			append(le32(25), append([]byte("http"), le32(0, 30)...)...), "bad views: row 2 is at bytes 30 to 55 of the 50 of its data buffer"},
+		{"dictionary", dictType, le32(0, 25, 50), le32(0, 40, 10), "bad value offsets: dictionary value 1 ends at offset 10, before it starts (40)"},
+	} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: tc.typ}}, nil)
+		rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		for _, v := range vals {
+			switch b := rb.Field(0).(type) {
+			case *array.BinaryDictionaryBuilder:
+				if err := b.AppendString(v); err != nil {
+					t.Fatal(err)
+				}
+			case interface{ AppendString(string) }: // string, binary, large, view
+				b.AppendString(v)
+			}
+		}
+		in := inputtest.WriteArrow(t, "x.arrow", []arrow.RecordBatch{rb.NewRecordBatch()}, false)
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(data, tc.from); n != 1 {
+			t.Fatalf("%s: %d copies of %x in the file", tc.name, n, tc.from)
+		}
+		if err := os.WriteFile(in, bytes.Replace(data, tc.from, tc.to, 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(in, input.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		_, err = inputtest.ReadAll(r)
+		r.Close()
+		want := in + `: record batch 0, column "loc": corrupt or truncated file: ` + tc.want
+		if !errors.Is(err, input.ErrCorrupt) || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", tc.name, err, want)
 		}
 	}
 }
