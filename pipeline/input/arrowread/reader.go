@@ -177,6 +177,9 @@ func checkType(c input.Column, f arrow.Field) error {
 	case arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 		ok = c == input.Priority
 	}
+	if d, isDec := t.(*arrow.Decimal128Type); ok && isDec && (d.Scale < -columnar.MaxScale || d.Scale > columnar.MaxScale) {
+		return fmt.Errorf("column %q (%s field): %w %s of scale %d; want a scale from %d to %d", f.Name, input.FieldName(c), input.ErrColumnType, f.Type, d.Scale, -columnar.MaxScale, columnar.MaxScale)
+	}
 	if ok {
 		return nil
 	}

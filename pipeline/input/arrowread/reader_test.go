@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
 // TestArrowDuplicateColumn: a schema naming a mapped column twice is
@@ -120,6 +123,38 @@ func TestArrowBadOffsets(t *testing.T) {
 		want := in + `: record batch 0, column "loc": corrupt or truncated file: ` + tc.want
 		if !errors.Is(err, input.ErrCorrupt) || err.Error() != want {
 			t.Errorf("%s: %v\nwant %s", tc.name, err, want)
+		}
+	}
+}
+
+// TestArrowDecimalScale: a decimal128 column whose scale no decimal can
+// have is refused when the input is opened: each of its values would be
+// written with a digit per step of the scale (here 16 MiB a row).
+func TestArrowDecimalScale(t *testing.T) {
+	for scale, ok := range map[int32]bool{2: true, -columnar.MaxScale: true, columnar.MaxScale: true, columnar.MaxScale + 1: false, 1 << 24: false, -1 << 24: false} {
+		dt := &arrow.Decimal128Type{Precision: 9, Scale: scale}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String}, {Name: "priority", Type: dt}}, nil)
+		rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		rb.Field(0).(*array.StringBuilder).Append("https://www.example.com/")
+		rb.Field(1).(*array.Decimal128Builder).Append(decimal128.FromI64(5))
+		in := inputtest.WriteArrow(t, "d.arrow", []arrow.RecordBatch{rb.NewRecordBatch()}, false)
+		r, err := Open(in, input.Options{})
+		if ok {
+			if err != nil {
+				t.Fatalf("scale %d: %v", scale, err)
+			}
+			if n, err := inputtest.ReadAll(r); n != 1 || err != nil {
+				t.Errorf("scale %d: %d rows, %v", scale, n, err)
+			}
+			r.Close()
+			continue
+		}
+		want := fmt.Sprintf(`column "priority" (priority field): unsupported column type decimal(9, %d) of scale %d; want a scale from -76 to 76`, scale, scale)
+		if !errors.Is(err, input.ErrColumnType) || !strings.Contains(err.Error(), want) {
+			if err == nil {
+				r.Close()
+			}
+			t.Errorf("scale %d: %v\nwant …%s", scale, err, want)
 		}
 	}
 }

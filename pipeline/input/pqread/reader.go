@@ -307,6 +307,9 @@ func columnKind(c input.Column, col *parquet.Column) (*column, error) {
 		if c != input.Priority {
 			return nil, typeErr(typ.String() + "; " + want)
 		}
+		if d.Scale < -columnar.MaxScale || d.Scale > columnar.MaxScale {
+			return nil, typeErr(fmt.Sprintf("%s of scale %d; want a scale from %d to %d", typ, d.Scale, -columnar.MaxScale, columnar.MaxScale))
+		}
 		pc.scale = int(d.Scale)
 		switch kind {
 		case parquet.Int32:
