@@ -11,8 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 func gz(t *testing.T, s string) []byte {
@@ -311,5 +316,60 @@ func TestLongLine(t *testing.T) {
 	t.Logf("allocated in all: %.1f MiB for 20 MiB lines, %.1f MiB for 60 MiB lines", float64(allocated[0])/(1<<20), float64(allocated[1])/(1<<20))
 	if allocated[1] > allocated[0]+4<<20 {
 		t.Errorf("memory grows with the line: %d bytes allocated for 20 MiB lines, %d for 60 MiB", allocated[0], allocated[1])
+	}
+}
+
+// TestColumnarLongValues: a Parquet or Arrow value over 64 KiB is a
+// rejected row, as a CSV record over its limit: the rows around it are
+// published, the report adds up, the rejects file names the row with its
+// reason and its loc cut.
+func TestColumnarLongValues(t *testing.T) {
+	dir := t.TempDir()
+	type row struct {
+		Loc     string  `parquet:"loc"`
+		Lastmod *string `parquet:"lastmod,optional"`
+	}
+	var rows []row
+	schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String}, {Name: "lastmod", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	for _, r := range inputtest.LongValues() {
+		rb.Field(0).(*array.StringBuilder).Append(r[0])
+		if r[1] == "" {
+			rows = append(rows, row{r[0], nil})
+			rb.Field(1).AppendNull()
+		} else {
+			rows = append(rows, row{r[0], &r[1]})
+			rb.Field(1).(*array.StringBuilder).Append(r[1])
+		}
+	}
+	for _, in := range []string{
+		inputtest.WriteParquet(t, "long.parquet", rows),
+		inputtest.WriteArrow(t, "long.arrows", []arrow.RecordBatch{rb.NewRecordBatch()}, true),
+	} {
+		out := filepath.Join(dir, "out"+filepath.Ext(in))
+		report, rejects := filepath.Join(dir, "report.json"), filepath.Join(dir, "rejects.csv")
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--report", report, "--rejects", rejects, in)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", in, code, stderr)
+		}
+		rep := readReport(t, report)
+		if rep.Rows != 5 || rep.URLs != 2 || rep.Rejected.Total != 3 || rep.Rejected.ByReason["loc_too_long"] != 2 || rep.Rejected.ByReason["record_too_long"] != 1 {
+			t.Fatalf("%s: rows=%d urls=%d rejected=%+v", in, rep.Rows, rep.URLs, rep.Rejected)
+		}
+		set := xmltest.ReadSet(t, out, base, "sitemap.xml", "")
+		if urls := set.Shards[0].URLs; len(urls) != 2 || urls[0].Loc != base+"a" || urls[1].Loc != base+"c" {
+			t.Fatalf("%s: published %+v", in, urls)
+		}
+		recs := readCSV(t, rejects)
+		long := inputtest.LongValues()
+		want := [][]string{
+			{"source", "row", "reason", "value"},
+			{in, "2", "loc_too_long", long[1][0][:4000] + fmt.Sprintf("…[cut: %d bytes]", len(long[1][0]))},
+			{in, "3", "record_too_long", base + "b"},
+			{in, "4", "loc_too_long", long[3][0]},
+		}
+		if fmt.Sprint(recs) != fmt.Sprint(want) {
+			t.Errorf("%s: rejects %.300q…\nwant %.300q…", in, recs, want)
+		}
 	}
 }

@@ -73,6 +73,9 @@ type Page struct {
 	bools  hybrid // RLE-encoded BOOLEAN values
 	bit    [1]uint32
 	str    bool // required BYTE_ARRAY values, PLAIN or DELTA_LENGTH_BYTE_ARRAY
+
+	held    int64 // a DELTA_LENGTH_BYTE_ARRAY length read before its value was left for later (AppendStrings)
+	hasHeld bool
 }
 
 // Left returns the entries of the page not taken yet.
@@ -131,15 +134,17 @@ func (pg *Page) Block(reps, defs, idx []uint32, maxDef byte) (nonNull int, err e
 func (pg *Page) Strings() bool { return pg.str }
 
 // AppendStrings appends the next values of a page of Strings to buf, at
-// most k of them (and Left()), and stops once buf holds budget bytes
-// (budget < 0: no limit). It appends to ends the length of buf after each
-// value; what it took stays taken when it fails on a value the page cannot
-// hold.
-func (pg *Page) AppendStrings(buf []byte, ends []uint32, k, budget int) ([]byte, []uint32, error) {
+// most k of them (and Left()), and appends to ends the length of buf after
+// each. It stops before a value that would take buf past budget bytes
+// (budget < 0: no limit), a value over max bytes counted as max, and
+// after a value over max, which it does not copy but returns as long (a
+// view of the page, valid until its next page): the caller takes that row
+// itself. What it took stays taken when it fails on a value the page
+// cannot hold.
+func (pg *Page) AppendStrings(buf []byte, ends []uint32, k, budget, max int) (_ []byte, _ []uint32, long []byte, err error) {
 	k = min(k, pg.n-pg.r)
 	vals := pg.vals
 	at := pg.vp
-	var err error
 	if pg.enc == encPlain {
 		for range k {
 			if len(vals)-at < 4 {
@@ -151,35 +156,48 @@ func (pg *Page) AppendStrings(buf []byte, ends []uint32, k, budget int) ([]byte,
 				err = errors.New("value longer than its page")
 				break
 			}
-			buf = append(buf, vals[at+4:at+4+int(l)]...)
-			ends = append(ends, uint32(len(buf)))
-			at += 4 + int(l)
-			pg.r++
-			if budget >= 0 && len(buf) >= budget {
+			if budget >= 0 && len(buf)+min(int(l), max) > budget {
 				break
 			}
+			v := vals[at+4 : at+4+int(l)]
+			at += 4 + int(l)
+			pg.r++
+			if int(l) > max {
+				long = v
+				break
+			}
+			buf = append(buf, v...)
+			ends = append(ends, uint32(len(buf)))
 		}
 	} else {
 		for range k {
 			var l int64
-			if l, err = pg.lens.Next(); err != nil {
+			if pg.hasHeld {
+				l, pg.hasHeld = pg.held, false
+			} else if l, err = pg.lens.Next(); err != nil {
 				break
 			}
 			if uint64(l) > uint64(len(vals)-at) {
 				err = errors.New("value longer than its page")
 				break
 			}
-			buf = append(buf, vals[at:at+int(l)]...)
-			ends = append(ends, uint32(len(buf)))
-			at += int(l)
-			pg.r++
-			if budget >= 0 && len(buf) >= budget {
+			if budget >= 0 && len(buf)+min(int(l), max) > budget {
+				pg.held, pg.hasHeld = l, true
 				break
 			}
+			v := vals[at : at+int(l)]
+			at += int(l)
+			pg.r++
+			if int(l) > max {
+				long = v
+				break
+			}
+			buf = append(buf, v...)
+			ends = append(ends, uint32(len(buf)))
 		}
 	}
 	pg.vp = at
-	return buf, ends, err
+	return buf, ends, long, err
 }
 
 // Next reads the next data page into pg, of a column of the given maximum

@@ -224,7 +224,7 @@ func TestPageBounds(t *testing.T) {
 		{"fewer values than rows", plain("ab"), 2, 2, []string{"ab"}, "fewer values than rows"},
 	} {
 		pg := Page{n: tt.n, vals: tt.vals, enc: encPlain, str: true}
-		buf, ends, err := pg.AppendStrings([]byte("head"), nil, tt.k, -1)
+		buf, ends, _, err := pg.AppendStrings([]byte("head"), nil, tt.k, -1, 1<<10)
 		var got []string
 		start := uint32(len("head"))
 		for _, e := range ends {
@@ -239,7 +239,7 @@ func TestPageBounds(t *testing.T) {
 		}
 	}
 	pg := Page{n: 3, vals: plain("a", "b", "c"), enc: encPlain, str: true}
-	if buf, ends, _ := pg.AppendStrings(nil, nil, 3, 1); len(ends) != 1 || string(buf) != "a" {
+	if buf, ends, _, _ := pg.AppendStrings(nil, nil, 3, 1, 1<<10); len(ends) != 1 || string(buf) != "a" {
 		t.Errorf("budget 1: %q, %d values; want one", buf, len(ends))
 	}
 	if _, err := pg.Block(nil, make([]uint32, 3), nil, 0); err == nil || pg.Left() != 2 {

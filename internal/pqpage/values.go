@@ -56,9 +56,14 @@ func (p *Reader) Value(pg *Page) ([]byte, error) {
 		binary.LittleEndian.PutUint64(pg.num[:], uint64(v))
 		return pg.num[:p.Size], nil
 	case encDeltaLBA:
-		l, err := pg.lens.Next()
-		if err != nil {
-			return nil, err
+		var l int64
+		if pg.hasHeld { // AppendStrings read it
+			l, pg.hasHeld = pg.held, false
+		} else {
+			var err error
+			if l, err = pg.lens.Next(); err != nil {
+				return nil, err
+			}
 		}
 		if l < 0 || l > int64(len(pg.vals)-pg.vp) {
 			return nil, errors.New("value longer than its page")

@@ -51,12 +51,16 @@ type Reader struct {
 	sr   *ipc.Reader // over arrowMessages: the file or the stream format
 	next int         // next record batch
 	rec  arrow.RecordBatch
-	pos  int // next row of rec
+	pos  int   // next row of rec
+	base int64 // the rows of the record batches before rec
+	col  int   // the field being taken, for a panic (see where); -1 between takes
 	cols [input.NumColumns]int
 	fill columnar.Filler // its Ext are the extension columns (see encode.ParseExtColumn)
 
 	extCols []int         // their field indexes
 	lists   []*listColumn // list columns (images, alternates, videos) by extension index; see listColumn
+	dicts   []dictBound   // by field: the dictionary checkRecord checked last
+	per     int           // the most bytes a row of rec's columns after loc can add (see checkRecord)
 
 	prefetch func() // nil, or the prefetch the first Fill starts
 }
@@ -80,7 +84,7 @@ func NewReader(r io.ReaderAt, size int64, source string, opt input.Options) (ar 
 			ar, err = nil, fmt.Errorf("%s: %w: %v", source, input.ErrCorrupt, p)
 		}
 	}()
-	ar = &Reader{name: source}
+	ar = &Reader{name: source, col: -1}
 	ar.fill.Name, ar.fill.Take, ar.fill.Where = source, ar.take, ar.where
 	if pf, ok := r.(input.Prefetcher); ok {
 		// An object in a store: every record batch carries every column,
@@ -174,6 +178,9 @@ func checkType(c input.Column, f arrow.Field) error {
 	case arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 		ok = c == input.Priority
 	}
+	if d, isDec := t.(*arrow.Decimal128Type); ok && isDec && (d.Scale < -columnar.MaxScale || d.Scale > columnar.MaxScale) {
+		return fmt.Errorf("column %q (%s field): %w %s of scale %d; want a scale from %d to %d", f.Name, input.FieldName(c), input.ErrColumnType, f.Type, d.Scale, -columnar.MaxScale, columnar.MaxScale)
+	}
 	if ok {
 		return nil
 	}
@@ -211,9 +218,13 @@ func (ar *Reader) Close() error {
 	return nil
 }
 
-// nextRecord makes the next non-empty record batch current; io.EOF after the last.
+// nextRecord makes the next non-empty record batch current, its mapped
+// columns checked (checkRecord); io.EOF after the last.
 func (ar *Reader) nextRecord() error {
 	for {
+		if ar.rec != nil {
+			ar.base += ar.rec.NumRows()
+		}
 		ar.rec, ar.pos = nil, 0
 		if !ar.sr.Next() {
 			if err := ar.sr.Err(); err != nil {
@@ -224,9 +235,73 @@ func (ar *Reader) nextRecord() error {
 		ar.next++
 		ar.rec = ar.sr.RecordBatch()
 		if ar.rec.NumRows() > 0 {
-			return nil
+			return ar.checkRecord()
 		}
 	}
+}
+
+// checkRecord checks the string and binary values of the mapped flat
+// columns of the current record batch, and of their dictionaries (each
+// dictionary once), before any is read (see checkValues), and sums the
+// bounds of the values of the columns after loc (ar.per).
+func (ar *Reader) checkRecord() error {
+	if ar.dicts == nil {
+		ar.dicts = make([]dictBound, ar.rec.NumCols())
+	}
+	ar.per = 0
+	for c, fi := range ar.cols {
+		if fi < 0 {
+			continue
+		}
+		bound, err := ar.check(fi)
+		if err != nil {
+			return ar.fieldErr(fi, err)
+		}
+		if c != int(input.Loc) {
+			ar.per += bound
+		}
+	}
+	for x, fi := range ar.extCols {
+		if ar.list(x) != nil {
+			continue
+		}
+		bound, err := ar.check(fi)
+		if err != nil {
+			return ar.fieldErr(fi, err)
+		}
+		ar.per += bound
+	}
+	return nil
+}
+
+// dictBound is a dictionary checkRecord checked, and its values' bound.
+type dictBound struct {
+	data  arrow.ArrayData
+	bound int
+}
+
+// check checks the values of field fi of the current record batch (see
+// checkValues) and returns the most bytes one of its values can add to a
+// batch: the longest string (at most columnar.MaxValue: a longer one adds
+// nothing, see columnar.Long) or the longest text of its type.
+func (ar *Reader) check(fi int) (int, error) {
+	arr := ar.rec.Column(fi)
+	d, ok := arr.(*array.Dictionary)
+	if !ok {
+		return checkValues(arr, ar.base+1)
+	}
+	dict := d.Dictionary()
+	if fi < len(ar.dicts) && ar.dicts[fi].data == dict.Data() {
+		return ar.dicts[fi].bound, nil
+	}
+	bound, err := checkValues(dict, 0)
+	if err != nil {
+		return 0, err
+	}
+	if fi < len(ar.dicts) {
+		ar.dicts[fi] = dictBound{dict.Data(), bound}
+	}
+	return bound, nil
 }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)
@@ -243,77 +318,102 @@ func (ar *Reader) Fill(b *input.Batch, chunk int) error {
 	return ar.fill.Fill(b, chunk)
 }
 
-// where names the record batch being read, for a panic.
-func (ar *Reader) where() string { return fmt.Sprintf("record batch %d", ar.next-1) }
+// where names the record batch being read, and the column when a take is
+// under way, for a panic.
+func (ar *Reader) where() string {
+	if ar.col >= 0 && ar.rec != nil && ar.col < int(ar.rec.NumCols()) {
+		return fmt.Sprintf("record batch %d, column %q", ar.next-1, ar.rec.Schema().Field(ar.col).Name)
+	}
+	return fmt.Sprintf("record batch %d", ar.next-1)
+}
 
 // take is the Filler's Take: the next rows of the current record batch, at
-// most max, after moving on to the next one when it is done.
-func (ar *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+// most most, after moving on to the next one when it is done.
+func (ar *Reader) take(buf []byte, most, budget int) ([]byte, int, error) {
 	if ar.rec == nil || ar.pos >= int(ar.rec.NumRows()) {
 		if err := ar.nextRecord(); err != nil {
 			return buf, 0, err
 		}
 	}
 	f := &ar.fill
-	want := min(int(ar.rec.NumRows())-ar.pos, max)
+	want := min(int(ar.rec.NumRows())-ar.pos, most)
+	if budget >= 0 && ar.per > 0 {
+		// The other columns take as many rows as the loc does: a step
+		// of rows whose values, at their longest, add at most
+		// columnar.StepBytes.
+		want = min(want, max(1, columnar.StepBytes/ar.per))
+	}
 	var n int
 	var err error
-	buf, f.Spans[input.Loc], n, err = take(buf, f.Spans[input.Loc], ar.rec.Column(ar.cols[input.Loc]), ar.pos, want, budget)
+	ar.col = ar.cols[input.Loc]
+	buf, f.Spans[input.Loc], n, err = take(f, buf, f.Spans[input.Loc], ar.rec.Column(ar.col), ar.pos, want, budget, true)
 	if err != nil {
 		return buf, 0, ar.colErr(input.Loc, err)
+	}
+	if n == 0 {
+		return buf, 0, nil // the next loc does not fit
 	}
 	for c := input.Loc + 1; c < input.NumColumns; c++ {
 		if ar.cols[c] < 0 {
 			continue
 		}
-		if buf, f.Spans[c], _, err = take(buf, f.Spans[c], ar.rec.Column(ar.cols[c]), ar.pos, n, -1); err != nil {
+		ar.col = ar.cols[c]
+		if buf, f.Spans[c], _, err = take(f, buf, f.Spans[c], ar.rec.Column(ar.col), ar.pos, n, -1, false); err != nil {
 			return buf, 0, ar.colErr(c, err)
 		}
 	}
 	for x, fi := range ar.extCols {
+		ar.col = fi
 		if l := ar.list(x); l != nil {
 			buf, f.ExtSpans[x], err = l.take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n)
 		} else {
-			buf, f.ExtSpans[x], _, err = take(buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n, -1)
+			buf, f.ExtSpans[x], _, err = take(f, buf, f.ExtSpans[x], ar.rec.Column(fi), ar.pos, n, -1, false)
 		}
 		if err != nil {
-			return buf, 0, fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
+			return buf, 0, ar.fieldErr(fi, err)
 		}
 	}
+	ar.col = -1
 	ar.pos += n
 	return buf, n, nil
 }
 
-func (ar *Reader) colErr(c input.Column, err error) error {
-	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(ar.cols[c]).Name, input.ErrCorrupt, err)
+func (ar *Reader) colErr(c input.Column, err error) error { return ar.fieldErr(ar.cols[c], err) }
+
+// fieldErr is err, of field fi of the current record batch.
+func (ar *Reader) fieldErr(fi int, err error) error {
+	return fmt.Errorf("%s: record batch %d, column %q: %w: %w", ar.name, ar.next-1, ar.rec.Schema().Field(fi).Name, input.ErrCorrupt, err)
 }
 
 var errLength = errors.New("column shorter than its record batch")
 
 // take appends rows from..from+n of arr to buf as text, their spans to
 // spans, and reports how many it took: fewer than n when budget >= 0 and
-// buf reached budget bytes.
-func take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+// the next value would take buf past budget (a string over
+// columnar.MaxValue counted as that; only strings are read with a
+// budget: the loc's). A string over columnar.MaxValue is not copied:
+// columnar.Long takes its row (loc: the column is the loc).
+func take(f *columnar.Filler, buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget int, loc bool) ([]byte, []columnar.Span, int, error) {
 	if arr.Len() < from+n {
 		return buf, spans, 0, errLength
 	}
 	switch a := arr.(type) {
 	case *array.String:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.String, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.String).Value, from, n, budget, loc)
 	case *array.LargeString:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.LargeString, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.LargeString).Value, from, n, budget, loc)
 	case *array.StringView:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.StringView, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.StringView).Value, from, n, budget, loc)
 	case *array.Binary:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Binary, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.Binary).Value, from, n, budget, loc)
 	case *array.LargeBinary:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.LargeBinary, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.LargeBinary).Value, from, n, budget, loc)
 	case *array.BinaryView:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.BinaryView, i int) []byte { return append(d, a.Value(i)...) })
+		return strs(f, buf, spans, nil, a, (*array.BinaryView).Value, from, n, budget, loc)
 	case *array.Date32:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date32, i int) []byte { return columnar.AppendDate(d, int64(a.Value(i))) })
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Date32, i int) []byte { return columnar.AppendDate(d, int64(a.Value(i))) })
 	case *array.Date64:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Date64, i int) []byte {
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Date64, i int) []byte {
 			return columnar.AppendDate(d, columnar.DaysFromMillis(int64(a.Value(i))))
 		})
 	case *array.Timestamp:
@@ -323,18 +423,18 @@ func take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget in
 			return buf, spans, 0, fmt.Errorf("timestamp of unknown unit %v", t.Unit)
 		}
 		utc := t.TimeZone != ""
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Timestamp, i int) []byte {
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Timestamp, i int) []byte {
 			return columnar.AppendTimestamp(d, int64(a.Value(i)), perSec, utc)
 		})
 	case *array.Float32:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float32, i int) []byte {
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Float32, i int) []byte {
 			return columnar.AppendFloat(d, float64(a.Value(i)), 32)
 		})
 	case *array.Float64:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Float64, i int) []byte { return columnar.AppendFloat(d, a.Value(i), 64) })
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Float64, i int) []byte { return columnar.AppendFloat(d, a.Value(i), 64) })
 	case *array.Decimal128:
 		scale := int(a.DataType().(*arrow.Decimal128Type).Scale)
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Decimal128, i int) []byte {
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Decimal128, i int) []byte {
 			v := a.Value(i)
 			lo, hi := int64(v.LowBits()), v.HighBits()
 			if hi != lo>>63 { // beyond int64: no priority anyway
@@ -343,27 +443,39 @@ func take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n, budget in
 			return columnar.AppendDecimal(d, lo, scale)
 		})
 	case *array.Int32:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int32, i int) []byte { return strconv.AppendInt(d, int64(a.Value(i)), 10) })
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Int32, i int) []byte { return strconv.AppendInt(d, int64(a.Value(i)), 10) })
 	case *array.Int64:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Int64, i int) []byte { return strconv.AppendInt(d, a.Value(i), 10) })
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Int64, i int) []byte { return strconv.AppendInt(d, a.Value(i), 10) })
 	case *array.Boolean:
-		return loop(buf, spans, a, from, n, budget, func(d []byte, a *array.Boolean, i int) []byte { return strconv.AppendBool(d, a.Value(i)) })
+		return loop(buf, spans, a, from, n, func(d []byte, a *array.Boolean, i int) []byte { return strconv.AppendBool(d, a.Value(i)) })
 	case *array.Dictionary:
-		return takeDict(buf, spans, a, from, n, budget)
+		return takeDict(f, buf, spans, a, from, n, budget, loc)
 	}
 	return buf, spans, 0, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
 }
 
 // takeDict is take for a dictionary-encoded array: each row is its
 // dictionary value.
-func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int) ([]byte, []columnar.Span, int, error) {
+func takeDict(f *columnar.Filler, buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int, loc bool) ([]byte, []columnar.Span, int, error) {
+	switch dict := a.Dictionary().(type) {
+	case *array.String:
+		return strs(f, buf, spans, a, dict, (*array.String).Value, from, n, budget, loc)
+	case *array.LargeString:
+		return strs(f, buf, spans, a, dict, (*array.LargeString).Value, from, n, budget, loc)
+	case *array.StringView:
+		return strs(f, buf, spans, a, dict, (*array.StringView).Value, from, n, budget, loc)
+	case *array.Binary:
+		return strs(f, buf, spans, a, dict, (*array.Binary).Value, from, n, budget, loc)
+	case *array.LargeBinary:
+		return strs(f, buf, spans, a, dict, (*array.LargeBinary).Value, from, n, budget, loc)
+	case *array.BinaryView:
+		return strs(f, buf, spans, a, dict, (*array.BinaryView).Value, from, n, budget, loc)
+	}
+	// Typed values (dates, numbers: never a loc, so without a budget).
 	dict := a.Dictionary()
 	var one []columnar.Span
 	took := 0
 	for i := from; i < from+n; i++ {
-		if budget >= 0 && len(buf) >= budget {
-			break
-		}
 		if a.IsNull(i) {
 			spans = append(spans, columnar.NullSpan)
 		} else {
@@ -375,7 +487,7 @@ func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, b
 			var k int
 			// One dictionary value, through the typed loops above; one is
 			// the scratch span list of length 1 on the stack's behalf.
-			buf, one, k, err = take(buf, one[:0], dict, j, 1, -1)
+			buf, one, k, err = take(f, buf, one[:0], dict, j, 1, -1, false)
 			if err != nil || k != 1 {
 				return buf, spans, took, err
 			}
@@ -386,14 +498,54 @@ func takeDict(buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, b
 	return buf, spans, took, nil
 }
 
-// loop appends rows from..from+n of a with app, nulls as columnar.NullSpan, stopping
-// once buf reaches budget (when budget >= 0).
-func loop[A interface{ IsNull(int) bool }](buf []byte, spans []columnar.Span, a A, from, n, budget int, app func([]byte, A, int) []byte) ([]byte, []columnar.Span, int, error) {
+// strs appends rows from..from+n of the string or binary array a (value
+// reads one), or of the dictionary-encoded array d whose dictionary a is,
+// nulls as columnar.NullSpan; it stops before a value that would take buf
+// past budget (when budget >= 0), one over columnar.MaxValue counted as
+// that, and hands such a value to columnar.Long.
+func strs[A interface{ IsNull(int) bool }, T string | []byte](f *columnar.Filler, buf []byte, spans []columnar.Span, d *array.Dictionary, a A, value func(A, int) T, from, n, budget int, loc bool) ([]byte, []columnar.Span, int, error) {
 	took := 0
+	values := 0 // of the dictionary
+	if d != nil {
+		values = d.Dictionary().Len()
+	}
 	for i := from; i < from+n; i++ {
-		if budget >= 0 && len(buf) >= budget {
+		j := i
+		if d != nil {
+			if d.IsNull(i) {
+				spans = append(spans, columnar.NullSpan)
+				took++
+				continue
+			}
+			if j = d.GetValueIndex(i); j < 0 || j >= values {
+				return buf, spans, took, fmt.Errorf("dictionary index %d out of range (%d values)", j, values)
+			}
+		}
+		if a.IsNull(j) {
+			spans = append(spans, columnar.NullSpan)
+			took++
+			continue
+		}
+		v := value(a, j)
+		if budget >= 0 && len(buf)+min(len(v), columnar.MaxValue) > budget {
 			break
 		}
+		if len(v) > columnar.MaxValue {
+			buf, spans = columnar.Long(f, buf, spans, v, loc)
+		} else {
+			start := len(buf)
+			buf = append(buf, v...)
+			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
+		}
+		took++
+	}
+	return buf, spans, took, nil
+}
+
+// loop appends rows from..from+n of a with app, nulls as
+// columnar.NullSpan: the typed values, whose text is bounded by their type.
+func loop[A interface{ IsNull(int) bool }](buf []byte, spans []columnar.Span, a A, from, n int, app func([]byte, A, int) []byte) ([]byte, []columnar.Span, int, error) {
+	for i := from; i < from+n; i++ {
 		if a.IsNull(i) {
 			spans = append(spans, columnar.NullSpan)
 		} else {
@@ -401,7 +553,6 @@ func loop[A interface{ IsNull(int) bool }](buf []byte, spans []columnar.Span, a 
 			buf = app(buf, a, i)
 			spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 		}
-		took++
 	}
-	return buf, spans, took, nil
+	return buf, spans, n, nil
 }

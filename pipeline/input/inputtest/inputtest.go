@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 )
 
@@ -203,4 +204,88 @@ func ReadFixture(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// Row is a row a source read, as ReadRows reports it.
+type Row struct {
+	Line    int64
+	Loc     string
+	Lastmod string        // "" also for none
+	Reason  encode.Reason // the source rejected the row itself (Batch.Rejected)
+}
+
+// ReadRows reads every batch of src with chunk, checking each (CheckBatch),
+// and returns its rows and the most bytes a batch held in its Buf.
+func ReadRows(t testing.TB, src input.Source, chunk int) (rows []Row, maxBuf int) {
+	t.Helper()
+	var b input.Batch
+	next := int64(1)
+	for range 1 << 20 {
+		b.Reset()
+		err := src.Fill(&b, chunk)
+		if errors.Is(err, io.EOF) {
+			return rows, maxBuf
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		next = CheckBatch(t, &b, next)
+		maxBuf = max(maxBuf, len(b.Buf))
+		rejected := b.Rejected
+		for i := range b.Len() {
+			r := Row{Line: b.Line[i], Loc: string(b.Field(input.Loc, i)), Lastmod: string(b.Field(input.Lastmod, i))}
+			if len(rejected) > 0 && rejected[0].Row == i {
+				r.Reason, r.Lastmod = rejected[0].Reason, ""
+				rejected = rejected[1:]
+			}
+			rows = append(rows, r)
+		}
+		if len(rejected) > 0 {
+			t.Fatalf("Rejected lists row %d of a batch of %d, or not in row order", rejected[0].Row, b.Len())
+		}
+	}
+	t.Fatal("reader does not end")
+	return nil, 0
+}
+
+// LongValues are the rows (loc, lastmod; "" a null lastmod) of the tests
+// of values over columnar's cap (64 KiB), which CheckLongValues checks: a
+// short row, a loc of 100 KiB, a lastmod of 100 KiB, a loc of 3,000 bytes
+// with such a lastmod, a short row.
+func LongValues() [][2]string {
+	return [][2]string{
+		{FixtureBase + "a", "2024-01-01"},
+		{FixtureBase + strings.Repeat("x", 100<<10), ""},
+		{FixtureBase + "b", strings.Repeat("1", 100<<10)},
+		{FixtureBase + strings.Repeat("y", 3000), strings.Repeat("2", 100<<10)},
+		{FixtureBase + "c", "2024-01-02"},
+	}
+}
+
+// CheckLongValues checks the rows a source read from LongValues: the
+// short rows as they are; the others rejected by the source, as a CSV
+// record over its limit: loc_too_long when the loc is long, its first
+// 4,000 bytes kept with the mark "…[cut: N bytes]", or when the loc is
+// 2,048 bytes or more; record_too_long otherwise.
+func CheckLongValues(t testing.TB, what string, got []Row) {
+	t.Helper()
+	in := LongValues()
+	long := in[1][0]
+	keep := long[:4000] + fmt.Sprintf("…[cut: %d bytes]", len(long))
+	want := []Row{
+		{Line: 1, Loc: in[0][0], Lastmod: in[0][1]},
+		{Line: 2, Loc: keep, Reason: encode.TooLong},
+		{Line: 3, Loc: in[2][0], Reason: encode.RecordTooLong},
+		{Line: 4, Loc: in[3][0], Reason: encode.TooLong},
+		{Line: 5, Loc: in[4][0], Lastmod: in[4][1]},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: row %d: %d %.60q… %.20q %v; want %d %.60q… %.20q %v", what, i+1,
+				got[i].Line, got[i].Loc, got[i].Lastmod, got[i].Reason, want[i].Line, want[i].Loc, want[i].Lastmod, want[i].Reason)
+		}
+	}
 }

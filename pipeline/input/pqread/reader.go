@@ -108,6 +108,16 @@ type column struct {
 	ix    [pqpage.LevelBlock]uint32 // dictionary indexes of a block of rows
 	ends  [pqpage.LevelBlock]uint32 // where each string of a block ends (see pqpage.Page.AppendStrings)
 
+	// The block of entries whose levels and dictionary indexes Page.Block
+	// decoded, not all taken yet: levels lv[blockAt:blockEnd], indexes
+	// ix[blockIx:]. held is the next value, read from the page
+	// (Reader.Value) but not taken: take stopped before it.
+	blockAt, blockEnd, blockIx int
+	held                       []byte
+	hasHeld                    bool
+	dictMax                    int // the length of the chunk's longest dictionary value; -1: not known yet
+	pageMax                    int // the length of the page's longest value left (Reader.MaxLen); -1: not known yet
+
 	texts *textCache // numbers and dates as text: they repeat
 }
 
@@ -313,6 +323,9 @@ func columnKind(c input.Column, col *parquet.Column) (*column, error) {
 		if c != input.Priority {
 			return nil, typeErr(typ.String() + "; " + want)
 		}
+		if d.Scale < -columnar.MaxScale || d.Scale > columnar.MaxScale {
+			return nil, typeErr(fmt.Sprintf("%s of scale %d; want a scale from %d to %d", typ, d.Scale, -columnar.MaxScale, columnar.MaxScale))
+		}
 		pc.scale = int(d.Scale)
 		switch kind {
 		case parquet.Int32:
@@ -397,24 +410,54 @@ func (pr *Reader) Fill(b *input.Batch, chunk int) error { return pr.fill.Fill(b,
 func (pr *Reader) where() string { return fmt.Sprintf("row group %d", pr.rg) }
 
 // take is the Filler's Take: the next rows of the open row group, at most
-// max, or the next row group opened.
-func (pr *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
+// most, opening the next row group first when it is done.
+func (pr *Reader) take(buf []byte, most, budget int) ([]byte, int, error) {
 	if pr.left == 0 {
-		return buf, 0, pr.nextRowGroup()
+		for _, c := range append(pr.cols[:], pr.extCols...) {
+			if c != nil {
+				c.newChunk()
+			}
+		}
+		if err := pr.nextRowGroup(); err != nil {
+			return buf, 0, err
+		}
 	}
 	f := &pr.fill
-	want := int(min(pr.left, int64(max)))
+	want := int(min(pr.left, int64(most)))
 	if len(pr.lists) > 0 {
 		// A row's lists may be large (up to maxListBytes each): take
 		// one row at a time, so that the batch stops at its budget.
 		want = 1
 	}
+	if budget >= 0 {
+		// The other columns take as many rows as the loc does: a step
+		// of rows whose values, at their longest, add at most
+		// columnar.StepBytes.
+		per := 0
+		var err error
+		for _, col := range pr.cols[input.Loc+1:] {
+			if want, per, err = pr.step(col, want, per); err != nil {
+				return buf, 0, err
+			}
+		}
+		for _, col := range pr.extCols {
+			if want, per, err = pr.step(col, want, per); err != nil {
+				return buf, 0, err
+			}
+		}
+		if per > 0 {
+			want = min(want, max(1, columnar.StepBytes/per))
+		}
+	}
 	loc := pr.cols[input.Loc]
 	var n int
 	var err error
-	buf, f.Spans[input.Loc], n, err = loc.take(buf, f.Spans[input.Loc], want, budget)
+	buf, f.Spans[input.Loc], n, err = loc.take(f, buf, f.Spans[input.Loc], want, budget)
 	if err != nil {
 		return buf, 0, pr.colErr(loc, err)
+	}
+	if n == 0 {
+		return buf, 0, nil // the next loc does not fit
 	}
 	for c := input.Loc + 1; c < input.NumColumns; c++ {
 		if col := pr.cols[c]; col != nil {
@@ -435,6 +478,23 @@ func (pr *Reader) take(buf []byte, max, budget int) ([]byte, int, error) {
 	}
 	pr.left -= int64(n)
 	return buf, n, nil
+}
+
+// step adds col (nil: none, or a list) to a step of want rows whose
+// values may add per bytes: its values' bound, and for strings, the rows
+// left on its page, whose longest value the bound is.
+func (pr *Reader) step(col *column, want, per int) (int, int, error) {
+	if col == nil {
+		return want, per, nil
+	}
+	if col.kind == kindBytes {
+		rows, err := col.ready()
+		if err != nil {
+			return want, per, pr.colErr(col, err)
+		}
+		want = min(want, rows)
+	}
+	return want, per + col.bound(), nil
 }
 
 func (pr *Reader) colErr(c *column, err error) error {
@@ -522,7 +582,7 @@ func (c *column) close() { c.pages.Close() }
 // takeRows takes the values of exactly n rows of col, as views into buf:
 // fewer is a truncated column. Errors name the column.
 func (pr *Reader) takeRows(col *column, buf []byte, spans []columnar.Span, n int) ([]byte, []columnar.Span, error) {
-	buf, spans, m, err := col.take(buf, spans, n, -1)
+	buf, spans, m, err := col.take(&pr.fill, buf, spans, n, -1)
 	if err == nil && m < n {
 		err = io.ErrUnexpectedEOF
 	}
@@ -532,85 +592,180 @@ func (pr *Reader) takeRows(col *column, buf []byte, spans []columnar.Span, n int
 	return buf, spans, nil
 }
 
+// newChunk forgets what the column knew of its column chunk, before the
+// next one is opened.
+func (c *column) newChunk() {
+	c.blockAt, c.blockEnd, c.blockIx, c.held, c.hasHeld = 0, 0, 0, nil, false
+	c.dictMax, c.pageMax = -1, -1
+}
+
+// nextPage reads the column's next page (see pqpage.Reader.Next).
+func (c *column) nextPage() error {
+	c.pageMax = -1
+	return c.pages.Next(&c.page, c.maxDef, 0)
+}
+
+// ready reports the rows left on the column's page, reading the next page
+// when it has none: io.ErrUnexpectedEOF when the column chunk has no more.
+func (c *column) ready() (int, error) {
+	for c.blockAt == c.blockEnd && c.page.Left() == 0 {
+		if err := c.nextPage(); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+	}
+	return c.blockEnd - c.blockAt + c.page.Left(), nil
+}
+
+// bound returns the most bytes a value of the column's page can add to a
+// batch: the longest text of a value of its type, or of a string on the
+// page (or in its dictionary), at most columnar.MaxValue (a longer string
+// adds nothing: see columnar.Long).
+func (c *column) bound() int {
+	switch c.kind {
+	case kindBytes:
+		var m int
+		if c.page.Dict() {
+			if c.dictMax < 0 {
+				c.dictMax = c.pages.DictMaxLen()
+			}
+			m = c.dictMax
+		} else {
+			if c.pageMax < 0 {
+				c.pageMax = c.pages.MaxLen(&c.page)
+			}
+			m = c.pageMax
+			if c.hasHeld {
+				m = max(m, len(c.held))
+			}
+		}
+		return min(m, columnar.MaxValue)
+	case kindDate:
+		return columnar.DateText
+	case kindTimestamp, kindInt96:
+		return columnar.TimestampText
+	case kindFloat:
+		return columnar.FloatText
+	case kindDouble:
+		return columnar.DoubleText
+	case kindDec32, kindDec64, kindDecBytes:
+		return columnar.DecimalText
+	case kindInt32, kindInt64:
+		return columnar.IntText
+	case kindBool:
+		return columnar.BoolText
+	}
+	return columnar.MaxValue
+}
+
 // take appends the next want rows of the column to buf, their spans to
-// spans, and reports how many it took: fewer than want when budget >= 0 and
-// buf reached budget bytes, or when the column chunk ended (io.EOF). Every
-// turn of its loop delivers rows or reads a page (which consumes bytes of
-// the chunk), so it ends. The page checks every value against itself.
-func (c *column) take(buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
+// spans, and reports how many it took: fewer than want when budget >= 0
+// and the next value would take buf past budget (a value over
+// columnar.MaxValue counted as that), or when the column chunk ended
+// (io.EOF). A value over columnar.MaxValue is not copied: columnar.Long
+// takes its row. Every turn of its loop delivers rows, reads a page or
+// decodes a block of levels, so it ends. The page checks every value
+// against itself.
+func (c *column) take(f *columnar.Filler, buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
 	took := 0
 	pg := &c.page
 	for took < want {
-		if budget >= 0 && len(buf) >= budget {
-			break
+		if c.blockAt < c.blockEnd {
+			var k int
+			var err error
+			buf, spans, k, err = c.takeBlock(f, buf, spans, want-took, budget)
+			took += k
+			if err != nil || c.blockAt < c.blockEnd {
+				return buf, spans, took, err // want rows taken, or the next does not fit
+			}
+			continue
 		}
 		if pg.Left() == 0 {
-			if err := c.pages.Next(pg, c.maxDef, 0); err != nil {
+			if err := c.nextPage(); err != nil {
 				return buf, spans, took, err
 			}
 			continue
 		}
-		k := min(want-took, pg.Left(), pqpage.LevelBlock)
 		if c.kind == kindBytes && pg.Strings() {
 			// The hot path: a required string column, PLAIN or as
 			// parquet-go writes it (DELTA_LENGTH_BYTE_ARRAY).
+			k := min(want-took, pg.Left(), pqpage.LevelBlock)
 			start := uint32(len(buf))
 			var ends []uint32
+			var long []byte
 			var err error
-			buf, ends, err = pg.AppendStrings(buf, c.ends[:0], k, budget)
+			buf, ends, long, err = pg.AppendStrings(buf, c.ends[:0], k, budget, columnar.MaxValue)
 			for _, end := range ends {
 				spans = append(spans, columnar.Span{Start: start, End: end})
 				start = end
 			}
 			took += len(ends)
+			if long != nil {
+				buf, spans = columnar.Long(f, buf, spans, long, c.field == input.Loc)
+				took++
+			}
 			if err != nil {
 				return buf, spans, took, err
 			}
+			if long == nil && len(ends) < k {
+				return buf, spans, took, nil // the next value does not fit
+			}
 			continue
 		}
-		var err error
-		if buf, spans, k, err = c.takeBlock(buf, spans, k, budget); err != nil {
+		k := min(pg.Left(), pqpage.LevelBlock)
+		if _, err := pg.Block(nil, c.lv[:k], c.ix[:], c.maxDef); err != nil {
 			return buf, spans, took, err
 		}
-		took += k
+		c.blockAt, c.blockEnd, c.blockIx = 0, k, 0
 	}
 	return buf, spans, took, nil
 }
 
-// takeBlock appends the next k rows of the page (k <= Left()), or fewer
-// when budget >= 0, and reports how many: their levels and dictionary
-// indexes a block at a time, then each value.
-func (c *column) takeBlock(buf []byte, spans []columnar.Span, k, budget int) ([]byte, []columnar.Span, int, error) {
+// takeBlock takes the next rows of the block of levels decoded, at most
+// want, stopping before a value that would take buf past budget (budget
+// >= 0), and reports how many it took.
+func (c *column) takeBlock(f *columnar.Filler, buf []byte, spans []columnar.Span, want, budget int) ([]byte, []columnar.Span, int, error) {
 	pg := &c.page
-	if budget >= 0 && (pg.HasDef() || pg.Dict()) {
-		k = min(k, 64) // levels and indexes decoded ahead are not given back
-	}
-	lv := c.lv[:k]
-	if _, err := pg.Block(nil, lv, c.ix[:], c.maxDef); err != nil {
-		return buf, spans, 0, err
-	}
-	j := 0
-	for i := range k {
-		if pg.HasDef() && lv[i] != uint32(c.maxDef) {
+	took := 0
+	for ; took < want && c.blockAt < c.blockEnd; took++ {
+		if pg.HasDef() && c.lv[c.blockAt] != uint32(c.maxDef) {
 			spans = append(spans, columnar.NullSpan)
+			c.blockAt++
 			continue
 		}
-		var v []byte
-		var err error
-		if pg.Dict() {
-			v, err = c.pages.DictValue(c.ix[j])
-			j++
-		} else {
-			v, err = c.pages.Value(pg)
+		v := c.held
+		if !c.hasHeld {
+			var err error
+			if pg.Dict() {
+				v, err = c.pages.DictValue(c.ix[c.blockIx])
+			} else {
+				v, err = c.pages.Value(pg)
+			}
+			if err != nil {
+				return buf, spans, took, err
+			}
 		}
-		if err != nil {
-			return buf, spans, 0, err
+		if budget >= 0 && len(buf)+min(len(v), columnar.MaxValue) > budget {
+			// An index stays in the block; a value read stays held.
+			c.held, c.hasHeld = v, !pg.Dict()
+			break
+		}
+		c.held, c.hasHeld = nil, false
+		c.blockAt++
+		if pg.Dict() {
+			c.blockIx++
+		}
+		if len(v) > columnar.MaxValue && (c.kind == kindBytes || c.kind == kindDecBytes) {
+			buf, spans = columnar.Long(f, buf, spans, v, c.field == input.Loc)
+			continue
 		}
 		start := len(buf)
 		buf = c.appendValue(buf, v)
 		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 	}
-	return buf, spans, k, nil
+	return buf, spans, took, nil
 }
 
 // appendValue appends v, a value in its PLAIN encoding (a BYTE_ARRAY

@@ -78,7 +78,13 @@ func AppendTimestamp(dst []byte, v, perSec int64, utc bool) []byte {
 	return t.AppendFormat(dst, "2006-01-02T15:04:05.999999999")
 }
 
-// AppendDecimal appends the decimal unscaled×10^-scale.
+// MaxScale bounds the scale of a decimal column, either way: the most
+// digits a decimal holds (decimal256: 76). AppendDecimal writes a digit
+// for each step of the scale, so a column of a larger scale, which no
+// writer makes, would have a few bytes of input become megabytes of text.
+const MaxScale = 76
+
+// AppendDecimal appends the decimal unscaled×10^-scale (|scale| <= MaxScale).
 func AppendDecimal(dst []byte, unscaled int64, scale int) []byte {
 	if scale <= 0 {
 		dst = strconv.AppendInt(dst, unscaled, 10)

@@ -18,9 +18,13 @@ type Filler struct {
 	Name string // the input's, for b.Source and errors
 	// Take appends the values of the next rows, at most max of them, to
 	// buf, and their spans to Spans and ExtSpans: the loc column stops
-	// once buf holds budget bytes, the others take as many rows as it
-	// did. It reports the rows taken: 0 without an error when it went on
-	// to the next row group or record batch, io.EOF at the end.
+	// before a value that would take buf past budget bytes (budget < 0:
+	// no limit), the others take as many rows as it did, in steps that
+	// add at most StepBytes (see StepBytes). A value over MaxValue is not
+	// copied: the reader hands it to Long. Take reports the rows taken,
+	// going on to the next row group or record batch as needed: 0
+	// without an error only when budget >= 0 and the next row's loc does
+	// not fit; io.EOF at the end.
 	Take func(buf []byte, max, budget int) ([]byte, int, error)
 	// Where names what Take was reading, for a panic: "row group 3".
 	Where func() string
@@ -31,6 +35,7 @@ type Filler struct {
 	ExtSpans [][]Span // by extension column
 
 	rows int64
+	long []longRow // the rows of this Fill with a value over MaxValue (see Long)
 	err  error
 }
 
@@ -54,10 +59,14 @@ func (f *Filler) AddExt(x encode.ExtColumn) {
 func (f *Filler) Rows() int64 { return f.rows }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.ExtFields, b.Line; b.Source =
-// Name) until about chunk bytes are in b.Buf (chunk <= 0:
-// input.DefaultChunk), input.MaxBatchRows rows, or the input ends;
-// b.Line[i] is the 1-based row number in the input. It returns io.EOF when
-// the input is exhausted and it added no rows. Errors are sticky.
+// Name) while their values fit in chunk bytes of b.Buf (chunk <= 0:
+// input.DefaultChunk; see Take for what the columns after loc may add),
+// up to input.MaxBatchRows rows or the end of the input; the first row
+// whatever its size (at most a value of MaxValue, or what Long keeps of a
+// longer one, per column). b.Line[i] is the 1-based row number in the
+// input. A row with a value over MaxValue is listed in b.Rejected (see
+// Long). It returns io.EOF when the input is exhausted and it added no
+// rows. Errors are sticky.
 func (f *Filler) Fill(b *input.Batch, chunk int) (err error) {
 	if f.err != nil {
 		return f.err
@@ -81,15 +90,26 @@ func (f *Filler) Fill(b *input.Batch, chunk int) (err error) {
 	for x := range f.ExtSpans {
 		f.ExtSpans[x] = f.ExtSpans[x][:0]
 	}
+	f.long = f.long[:0]
 	total := 0
-	for len(b.Buf) < budget && total < input.MaxBatchRows {
+	for total < input.MaxBatchRows && len(b.Buf) < budget {
+		max, lim := input.MaxBatchRows-total, budget
+		if total == 0 {
+			max, lim = 1, -1 // the first row, whatever its size
+		}
 		var n int
-		b.Buf, n, err = f.Take(b.Buf, input.MaxBatchRows-total, budget)
+		b.Buf, n, err = f.Take(b.Buf, max, lim)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
+		}
+		if n == 0 {
+			if lim < 0 {
+				return fmt.Errorf("%s: %s: %w: no row read and no error", f.Name, f.Where(), input.ErrCorrupt)
+			}
+			break // the next row does not fit
 		}
 		total += n
 	}
@@ -100,8 +120,12 @@ func (f *Filler) Fill(b *input.Batch, chunk int) (err error) {
 	return nil
 }
 
-// views gives b the values of the total rows taken, and their numbers.
+// views gives b the values of the total rows taken, their numbers, and
+// the rows with a value over MaxValue in b.Rejected.
 func (f *Filler) views(b *input.Batch, total int) {
+	if len(f.long) > 0 {
+		f.rejectLong(b, b.Len())
+	}
 	for c := range input.NumColumns {
 		if f.Core[c] {
 			SetViews(b, c, f.Spans[c])
