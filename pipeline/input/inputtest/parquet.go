@@ -56,11 +56,21 @@ func ParquetFooterOnly(rowGroups ...[]byte) []byte {
 // ParquetRowGroup returns a RowGroup of 0 rows listing chunks column chunks
 // that hold only their file_offset: 3 bytes each, which parquet-go decodes
 // into a 560-byte struct.
-func ParquetRowGroup(chunks int) []byte {
+func ParquetRowGroup(chunks int) []byte { return rowGroup(chunks, true) }
+
+// ParquetRowGroupEmpty is ParquetRowGroup with empty column chunks: a byte
+// each, for which parquet-go allocates its 560 bytes before it finds their
+// file_offset missing.
+func ParquetRowGroupEmpty(chunks int) []byte { return rowGroup(chunks, false) }
+
+func rowGroup(chunks int, offset bool) []byte {
 	var g compact
 	g = g.field(1, tList).list(chunks, tStruct)
 	for range chunks {
-		g = g.field(2, tI64).varint(4).field(0, 0)
+		if offset {
+			g = g.field(2, tI64).varint(4)
+		}
+		g = g.field(0, 0)
 	}
 	return g.field(1, tI64).varint(0).field(1, tI64).varint(0).field(0, 0)
 }

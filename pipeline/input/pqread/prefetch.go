@@ -24,8 +24,11 @@ type tail struct {
 
 // readTail reads the end of the Parquet file of size bytes in r, its footer
 // whole: tailGuess bytes, and the rest of the footer when it is longer.
-func readTail(r io.ReaderAt, size int64) (*tail, error) {
-	n := min(size, tailGuess)
+func readTail(r io.ReaderAt, size int64) (*tail, error) { return readTailGuess(r, size, tailGuess) }
+
+// readTailGuess is readTail reading guess bytes first (> 0).
+func readTailGuess(r io.ReaderAt, size, guess int64) (*tail, error) {
+	n := min(size, guess)
 	buf := make([]byte, n)
 	if _, err := r.ReadAt(buf, size-n); err != nil && err != io.EOF {
 		return nil, err
