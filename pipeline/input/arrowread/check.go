@@ -9,16 +9,20 @@ import (
 	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
+// Values that checkValues numbers other than by the file's row.
+const (
+	dictValues = 0  // a dictionary's
+	listValues = -1 // a list column's
+)
+
 // checkValues checks what arrow-go trusts when it slices a value of the
 // string or binary array arr: offsets that start at 0 or more, never
 // decrease and end within the data buffer; a view's length, and the buffer
 // and range it points to. A corrupt file would otherwise end in a slice out
 // of range when the value is read. row is the file's row number of arr's
-// first row, for the error; 0 for a dictionary's values, which are
-// numbered from 0 instead. It returns the most bytes one of arr's values
-// can add to a batch: the length of its longest string (at most
-// columnar.MaxValue: see columnar.Long), or the longest text of a value of
-// its type.
+// first row, for the error, or dictValues or listValues (whose values are
+// numbered from 0). It returns the length of arr's longest string, or the
+// longest text of a value of its type.
 func checkValues(arr arrow.Array, row int64) (int, error) {
 	if arr.Len() == 0 {
 		return 0, nil
@@ -41,7 +45,7 @@ func checkValues(arr arrow.Array, row int64) (int, error) {
 	default:
 		return textBound(arr.DataType()), nil
 	}
-	return int(min(longest, columnar.MaxValue)), err
+	return int(longest), err
 }
 
 // textBound returns the longest text of a value of the typed column t.
@@ -130,10 +134,13 @@ func checkViews(a arrow.Array, header func(int) *arrow.ViewHeader, row int64) (i
 }
 
 // rowName names value i of an array whose first row is the file's row
-// row (0: a dictionary's values).
+// row, or of a dictionary's or a list column's values.
 func rowName(row int64, i int) string {
-	if row == 0 {
+	switch row {
+	case dictValues:
 		return fmt.Sprintf("dictionary value %d", i)
+	case listValues:
+		return fmt.Sprintf("list value %d", i)
 	}
 	return fmt.Sprintf("row %d", row+int64(i))
 }

@@ -23,7 +23,8 @@ type listColumn struct {
 	kind   encode.ExtKind
 	fields []arrowListField // the struct fields sitemapgen knows; none for images
 
-	arrs []arrow.Array // scratch: the fields' arrays in the current record batch
+	arrs  []arrow.Array // scratch: the fields' arrays in the current record batch
+	dicts []dictBound   // the dictionaries bound checked last: of the values, then of each field
 }
 
 type arrowListField struct {
@@ -107,6 +108,90 @@ func newListColumn(k encode.ExtKind, f arrow.Field) (*listColumn, error) {
 
 var errListOffsets = errors.New("list offsets out of range")
 
+// packed is what packing adds to a value (see encode.OpenPacked).
+const packed = 5
+
+// bound checks the values of the list array arr of the current record
+// batch (see checkValues: a corrupt offset would end in a slice out of
+// range) and returns the most bytes one of its rows can add to a batch:
+// its most elements, each packed at its longest, at most
+// columnar.MaxListBytes and an element (take refuses a longer row).
+func (al *listColumn) bound(arr arrow.Array) (int, error) {
+	ll, ok := arr.(array.ListLike)
+	if !ok {
+		return 0, nil // take reports the type
+	}
+	vals := ll.ListValues()
+	var elem int64
+	if al.kind == encode.ExtImageList {
+		b, err := al.valueBound(0, vals)
+		if err != nil {
+			return 0, err
+		}
+		elem = packed + b
+	} else {
+		st, ok := vals.(*array.Struct)
+		if !ok || st.NumField() <= al.fields[len(al.fields)-1].idx {
+			return 0, nil // take reports the type
+		}
+		elem = packed // the record
+		for k, f := range al.fields {
+			fa := st.Field(f.idx)
+			if fa.Len() < st.Len() {
+				return 0, nil // take reports it
+			}
+			if !f.list {
+				b, err := al.valueBound(1+k, fa)
+				if err != nil {
+					return 0, err
+				}
+				elem += 1 + packed + b
+				continue
+			}
+			sub, ok := fa.(array.ListLike)
+			if !ok {
+				return 0, nil // take reports the type
+			}
+			b, err := al.valueBound(1+k, sub.ListValues())
+			if err != nil {
+				return 0, err
+			}
+			elem += mostElems(sub, sub.ListValues().Len()) * (1 + packed + b)
+		}
+	}
+	return int(min(mostElems(ll, vals.Len())*elem, columnar.MaxListBytes+elem)), nil
+}
+
+// valueBound is checkValues for the values arr of a list, their
+// dictionary checked once (slot: which of the list's).
+func (al *listColumn) valueBound(slot int, arr arrow.Array) (int64, error) {
+	for len(al.dicts) <= slot {
+		al.dicts = append(al.dicts, dictBound{})
+	}
+	if _, ok := arr.(*array.Dictionary); !ok {
+		b, err := checkValues(arr, listValues)
+		return int64(b), err
+	}
+	b, err := checkArray(arr, dictValues, &al.dicts[slot])
+	return int64(b), err
+}
+
+// mostElems returns the most elements a non-null list of ll has, of those
+// whose offsets lie within its n values (take refuses the others when it
+// comes to them).
+func mostElems(ll array.ListLike, n int) int64 {
+	var most int64
+	for i := range ll.Len() {
+		if ll.IsNull(i) {
+			continue
+		}
+		if s, e := ll.ValueOffsets(i); s >= 0 && s <= e && e <= int64(n) {
+			most = max(most, e-s)
+		}
+	}
+	return most
+}
+
 // take appends rows from..from+n of the list array arr to buf, packed,
 // and their spans to spans.
 func (al *listColumn) take(buf []byte, spans []columnar.Span, arr arrow.Array, from, n int) ([]byte, []columnar.Span, error) {
@@ -147,6 +232,9 @@ func (al *listColumn) take(buf []byte, spans []columnar.Span, arr arrow.Array, f
 			return buf, spans, errListOffsets
 		}
 		for j := int(s); j < int(e); j++ {
+			if len(buf)-start > columnar.MaxListBytes {
+				return buf, spans, columnar.ErrListTooLong
+			}
 			if st == nil {
 				if buf, err = appendArrowField(buf, vals, j, 0); err != nil {
 					return buf, spans, err
@@ -183,6 +271,9 @@ func (al *listColumn) take(buf []byte, spans []columnar.Span, arr arrow.Array, f
 			}
 			buf = encode.ClosePacked(buf, at)
 		}
+		if len(buf)-start > columnar.MaxListBytes {
+			return buf, spans, columnar.ErrListTooLong
+		}
 		spans = append(spans, columnar.Span{Start: uint32(start), End: uint32(len(buf))})
 	}
 	return buf, spans, nil
@@ -209,17 +300,17 @@ func appendArrowField(buf []byte, arr arrow.Array, j int, tag byte) ([]byte, err
 func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error) {
 	switch a := arr.(type) {
 	case *array.String:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.LargeString:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.StringView:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.Binary:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.LargeBinary:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.BinaryView:
-		return append(buf, a.Value(j)...), nil
+		return appendElem(buf, a.Value(j))
 	case *array.Int32:
 		return strconv.AppendInt(buf, int64(a.Value(j)), 10), nil
 	case *array.Int64:
@@ -260,4 +351,13 @@ func appendArrowValue(buf []byte, arr arrow.Array, j, depth int) ([]byte, error)
 		return appendArrowValue(buf, d, k, depth+1)
 	}
 	return buf, fmt.Errorf("%w %s", input.ErrColumnType, arr.DataType())
+}
+
+// appendElem appends v, a string of a list, unless it is longer than a
+// row's list may be: then it fails before copying it.
+func appendElem[T string | []byte](buf []byte, v T) ([]byte, error) {
+	if len(v) > columnar.MaxListBytes {
+		return buf, columnar.ErrListTooLong
+	}
+	return append(buf, v...), nil
 }

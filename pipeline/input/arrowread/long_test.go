@@ -1,7 +1,9 @@
 package arrowread
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -122,6 +124,67 @@ func TestArrowLongRepeated(t *testing.T) {
 			}
 		}
 		if limit := chunk + columnar.StepBytes + 2*columnar.MaxValue; maxBuf > limit {
+			t.Errorf("%s: a batch of %d bytes; want at most %d", name, maxBuf, limit)
+		}
+	}
+}
+
+// TestArrowLongLists: a list's elements count toward the batch's budget
+// too: a long dictionary value in every row's images stays within it;
+// a row's list over 4 MiB is refused before its element is copied.
+func TestArrowLongLists(t *testing.T) {
+	for name, tc := range map[string]struct {
+		image string
+		err   bool
+	}{
+		"60 KiB image": {inputtest.FixtureBase + strings.Repeat("i", 60<<10), false},
+		"5 MiB image":  {inputtest.FixtureBase + strings.Repeat("i", 5<<20), true},
+	} {
+		const n = 300
+		dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String}, {Name: "images", Type: arrow.ListOf(dt)}}, nil)
+		rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		images := rb.Field(1).(*array.ListBuilder)
+		for range n {
+			rb.Field(0).(*array.StringBuilder).Append("/a")
+			images.Append(true)
+			if err := images.ValueBuilder().(*array.BinaryDictionaryBuilder).AppendString(tc.image); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in := inputtest.WriteArrow(t, "images.arrow", []arrow.RecordBatch{rb.NewRecordBatch()}, false)
+		r, err := Open(in, input.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const chunk = 512 << 10
+		var b input.Batch
+		rows, maxBuf := 0, 0
+		for {
+			b.Reset()
+			err = r.Fill(&b, chunk)
+			if err != nil {
+				break
+			}
+			rows += b.Len()
+			maxBuf = max(maxBuf, len(b.Buf))
+			for i := range b.Len() {
+				if v := b.ExtField(0, i); len(v) < len(tc.image) {
+					t.Fatalf("%s: row %d: a list of %d bytes", name, b.Line[i], len(v))
+				}
+			}
+		}
+		r.Close()
+		if tc.err {
+			if !errors.Is(err, input.ErrCorrupt) || !strings.Contains(err.Error(), "longer than 4194304 bytes") || cap(b.Buf) > 1<<20 {
+				t.Errorf("%s: %v, a batch of %d bytes; want a list over 4 MiB refused before it is copied", name, err, cap(b.Buf))
+			}
+			continue
+		}
+		if err != io.EOF || rows != n {
+			t.Fatalf("%s: %d rows, %v", name, rows, err)
+		}
+		if limit := chunk + columnar.StepBytes + 2*len(tc.image); maxBuf > limit {
 			t.Errorf("%s: a batch of %d bytes; want at most %d", name, maxBuf, limit)
 		}
 	}

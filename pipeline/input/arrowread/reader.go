@@ -262,10 +262,13 @@ func (ar *Reader) checkRecord() error {
 		}
 	}
 	for x, fi := range ar.extCols {
-		if ar.list(x) != nil {
-			continue
+		var bound int
+		var err error
+		if l := ar.list(x); l != nil {
+			bound, err = l.bound(ar.rec.Column(fi))
+		} else {
+			bound, err = ar.check(fi)
 		}
-		bound, err := ar.check(fi)
 		if err != nil {
 			return ar.fieldErr(fi, err)
 		}
@@ -280,28 +283,38 @@ type dictBound struct {
 	bound int
 }
 
-// check checks the values of field fi of the current record batch (see
-// checkValues) and returns the most bytes one of its values can add to a
-// batch: the longest string (at most columnar.MaxValue: a longer one adds
-// nothing, see columnar.Long) or the longest text of its type.
+// check checks the values of flat field fi of the current record batch
+// (see checkValues) and returns the most bytes one of its values can add
+// to a batch: the longest string (at most columnar.MaxValue: a longer one
+// adds nothing, see columnar.Long) or the longest text of its type.
 func (ar *Reader) check(fi int) (int, error) {
-	arr := ar.rec.Column(fi)
+	var b int
+	var err error
+	if fi < len(ar.dicts) {
+		b, err = checkArray(ar.rec.Column(fi), ar.base+1, &ar.dicts[fi])
+	} else {
+		b, err = checkArray(ar.rec.Column(fi), ar.base+1, nil)
+	}
+	return min(b, columnar.MaxValue), err
+}
+
+// checkArray is checkValues for arr, or for its dictionary when it is
+// dictionary-encoded: once, when last remembers it checked it; it
+// remembers the dictionary in last (when not nil).
+func checkArray(arr arrow.Array, row int64, last *dictBound) (int, error) {
 	d, ok := arr.(*array.Dictionary)
 	if !ok {
-		return checkValues(arr, ar.base+1)
+		return checkValues(arr, row)
 	}
 	dict := d.Dictionary()
-	if fi < len(ar.dicts) && ar.dicts[fi].data == dict.Data() {
-		return ar.dicts[fi].bound, nil
+	if last != nil && last.data == dict.Data() {
+		return last.bound, nil
 	}
-	bound, err := checkValues(dict, 0)
-	if err != nil {
-		return 0, err
+	bound, err := checkValues(dict, dictValues)
+	if err == nil && last != nil {
+		*last = dictBound{dict.Data(), bound}
 	}
-	if fi < len(ar.dicts) {
-		ar.dicts[fi] = dictBound{dict.Data(), bound}
-	}
-	return bound, nil
+	return bound, err
 }
 
 // Fill appends rows to b (b.Buf, b.Fields, b.Line; b.Source = the file name)

@@ -158,3 +158,36 @@ func TestArrowDecimalScale(t *testing.T) {
 		}
 	}
 }
+
+// TestArrowBadListOffsets: a list column's values are checked like a flat
+// column's before they are read.
+func TestArrowBadListOffsets(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "loc", Type: arrow.BinaryTypes.String}, {Name: "images", Type: arrow.ListOf(arrow.BinaryTypes.String)}}, nil)
+	rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	rb.Field(0).(*array.StringBuilder).Append("https://www.example.com/")
+	images := rb.Field(1).(*array.ListBuilder)
+	images.Append(true)
+	images.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"https://www.example.com/a", "https://www.example.com/b"}, nil)
+	in := inputtest.WriteArrow(t, "x.arrow", []arrow.RecordBatch{rb.NewRecordBatch()}, false)
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 0), 25), 50), []byte{0, 0, 0, 0, 40, 0, 0, 0, 10, 0, 0, 0}
+	if n := bytes.Count(data, from); n != 1 {
+		t.Fatalf("%d copies of the offsets", n)
+	}
+	if err := os.WriteFile(in, bytes.Replace(data, from, to, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(in, input.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = inputtest.ReadAll(r)
+	want := in + `: record batch 0, column "images": corrupt or truncated file: bad value offsets: list value 1 ends at offset 10, before it starts (40)`
+	if !errors.Is(err, input.ErrCorrupt) || err.Error() != want {
+		t.Errorf("%v\nwant %s", err, want)
+	}
+}

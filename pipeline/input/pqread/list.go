@@ -49,11 +49,8 @@ type listLeaf struct {
 	eof    bool                      // the column chunk has no more pages
 }
 
-// maxListBytes bounds one row's packed list: a corrupt file can repeat a
-// dictionary value millions of times in a few bytes of RLE indexes. (A
-// sitemap file holds at most 50 MB; no URL's images, alternates or videos
-// come near.)
-const maxListBytes = 4 << 20
+// maxListBytes bounds one row's packed list (see columnar.MaxListBytes).
+const maxListBytes = columnar.MaxListBytes
 
 // addList maps the list column col, of kind k, as the next extension column.
 func (pr *Reader) addList(x encode.ExtColumn, col *parquet.Column) error {
@@ -347,6 +344,9 @@ func (l *listLeaf) take(buf []byte) ([]byte, error) {
 	if err != nil {
 		return buf, err
 	}
+	if len(v) > maxListBytes {
+		return buf, columnar.ErrListTooLong // before it is copied
+	}
 	var at int
 	if l.tag != 0 {
 		buf, at = encode.OpenField(buf, l.tag)
@@ -403,7 +403,7 @@ func (pl *listColumn) takeRow(buf []byte) ([]byte, error) {
 					return buf, err
 				}
 				if len(buf)-row > maxListBytes {
-					return buf, fmt.Errorf("a row's list is longer than %d bytes", maxListBytes)
+					return buf, columnar.ErrListTooLong
 				}
 			}
 		}

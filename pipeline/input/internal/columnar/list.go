@@ -1,6 +1,7 @@
 package columnar
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/sitemapgen/sitemapgen/encode"
@@ -10,6 +11,16 @@ import (
 // strings), alternates and videos (lists of structs). A reader packs a
 // row's list into one value in Batch.Buf (see encode.AppendPacked and
 // encode.OpenField); the encoder unpacks it.
+
+// MaxListBytes bounds one row's packed list: a corrupt file can repeat a
+// dictionary value (or, in Arrow, a range of list values) millions of
+// times in a few bytes. A sitemap file holds at most 50 MB; no URL's
+// images, alternates or videos come near. A longer list is an error, found
+// before an element that would pass the bound alone is copied.
+const MaxListBytes = 4 << 20
+
+// ErrListTooLong is the error of a row's list over MaxListBytes.
+var ErrListTooLong = fmt.Errorf("a row's list is longer than %d bytes", MaxListBytes)
 
 // IsListKind reports whether k is read from a list column.
 func IsListKind(k encode.ExtKind) bool {
