@@ -221,7 +221,13 @@ func TestFooterCost(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			open(data) // warm up parquet-go's caches
+			// The heap's counter counts every goroutine's allocations (a
+			// goroutine an earlier test left, the runtime's own): the least
+			// of a few reads is this one's.
 			got := heapAllocs(func() { open(data) })
+			for range 4 {
+				got = min(got, heapAllocs(func() { open(data) }))
+			}
 			if got > cost+64<<10 {
 				t.Errorf("%s of %d: %d bytes of footer cost %d, %d allocated", name, n, len(footer), cost, got)
 			}
