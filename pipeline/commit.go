@@ -242,6 +242,13 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 				gone = append(gone, strings.TrimPrefix(stem, r.cfg.Name+"-"))
 			}
 		}
+		for _, stem := range d.Unrooted(r.cfg.Name + "-") {
+			if !have[stem] {
+				if err := r.discard(ctx, d, publish.NewLayout(stem)); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	for _, group := range gone {
 		if !r.shrinkAllowed() {
@@ -255,6 +262,20 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 		}
 		r.rep.Groups = append(r.rep.Groups, g)
 	}
+	return nil
+}
+
+// discard deletes in d what a group's first publish left that died before
+// its switch, the group gone from the input since: nothing lists those
+// files, and no later run of this input would touch them.
+func (r *run) discard(ctx context.Context, d *publish.Destination, l publish.Layout) error {
+	deleted, err := d.Discard(ctx, l)
+	r.rep.Deleted = append(r.rep.Deleted, deleted...)
+	if err != nil {
+		return fmt.Errorf("deleting the files of %s, which was never published: %w", l.Stem(), err)
+	}
+	r.log.Warn("deleted the files of a set never published (a first publish that died before its switch), not in the input now",
+		"set", l.Stem(), "files", len(deleted))
 	return nil
 }
 

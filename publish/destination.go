@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -126,17 +127,84 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 // Store returns the store.
 func (d *Destination) Store() sink.Store { return d.store }
 
-// Stems returns the stems of the sets whose manifest the store held when
-// it was opened that start with prefix: for a grouped run, the groups
-// published before.
+// Stems returns the stems, starting with prefix, of the sets published in
+// the store when it was opened (their manifest and root were there): for
+// a grouped run, the groups published before.
 func (d *Destination) Stems(prefix string) []string {
 	var stems []string
-	for _, n := range d.before {
-		if stem, ok := strings.CutSuffix(n, ".manifest.json"); ok && strings.HasPrefix(stem, prefix) && !strings.HasPrefix(n, ".") {
+	for _, stem := range d.stems(prefix) {
+		if d.held(NewLayout(stem).Root()) && d.held(NewLayout(stem).Manifest()) {
 			stems = append(stems, stem)
 		}
 	}
 	return stems
+}
+
+// Unrooted returns the stems, starting with prefix, of the sets whose
+// files the store held when it was opened but not their root: what a
+// first publish left that died before its switch. Nothing lists those
+// files, and no crawler was ever given them.
+func (d *Destination) Unrooted(prefix string) []string {
+	var stems []string
+	for _, stem := range d.stems(prefix) {
+		if !d.held(NewLayout(stem).Root()) {
+			stems = append(stems, stem)
+		}
+	}
+	return stems
+}
+
+// stems returns the stems, starting with prefix, of every set with a file
+// in the store when it was opened, sorted.
+func (d *Destination) stems(prefix string) []string {
+	seen := map[string]bool{}
+	for _, n := range d.before {
+		if stem, ok := StemOf(n); ok && strings.HasPrefix(stem, prefix) {
+			seen[stem] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// held reports whether the store held name when it was opened.
+func (d *Destination) held(name string) bool {
+	if d.info != nil {
+		_, ok := d.info[name]
+		return ok
+	}
+	return slices.Contains(d.before, name)
+}
+
+// Discard deletes the files of the set l names that the store held when
+// it was opened, its manifest included, but not its lock: the leftovers
+// of a first publish that died before its switch (Unrooted). A set whose
+// root is there is published, and is refused. It returns the names
+// deleted.
+func (d *Destination) Discard(ctx context.Context, l Layout) (deleted []string, err error) {
+	if d.held(l.Root()) {
+		return nil, fmt.Errorf("%s: the set %s is published (%s): not discarded", d.store, l.Stem(), l.Root())
+	}
+	if err := d.confirmHeld(ctx); err != nil {
+		return nil, err
+	}
+	var plan []string
+	for _, n := range d.before {
+		if k := l.Kind(n); k != Foreign && k != LockFile {
+			plan = append(plan, n)
+		}
+	}
+	if bd, ok := d.store.(sink.BatchDeleter); ok {
+		return bd.DeleteAll(ctx, plan)
+	}
+	var errs []error
+	for _, n := range plan {
+		if err := d.store.Delete(ctx, n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleted = append(deleted, n)
+	}
+	return deleted, errors.Join(errs...)
 }
 
 // listAfter lists the store once for every prune after the switch, and

@@ -272,3 +272,56 @@ func TestDestinationBatchLooksOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestDestinationUnrooted: a set with a manifest and root is published; one
+// with files but no root (a first publish that died before its switch) is
+// unrooted, and Discard deletes its files, manifest included, and nothing
+// of another set's; a published set is not discarded.
+func TestDestinationUnrooted(t *testing.T) {
+	dir := t.TempDir()
+	var sum [32]byte
+	a, b, c, ab := NewLayout("s-a"), NewLayout("s-b"), NewLayout("s-c"), NewLayout("s-a-b")
+	files := []string{a.Root(), a.Manifest(), a.Shard(1, sum), a.Index(1),
+		b.Manifest(), b.Shard(1, sum), b.Shard(2, sum), b.News(1), "." + b.Shard(3, sum) + ".42.tmp",
+		c.Shard(1, sum), ab.Shard(1, sum), "s-notes.txt", "s.xml"}
+	for _, n := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := sink.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := OpenDestination(ctx, store, NewLayout("s"), Options{Groups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if got := d.Stems("s-"); !slices.Equal(got, []string{"s-a"}) {
+		t.Errorf("Stems %q; want [s-a]", got)
+	}
+	if got := d.Unrooted("s-"); !slices.Equal(got, []string{"s-a-b", "s-b", "s-c"}) {
+		t.Errorf("Unrooted %q; want [s-a-b s-b s-c]", got)
+	}
+	if _, err := d.Discard(ctx, a); err == nil {
+		t.Error("Discard of a published set: no error")
+	}
+	deleted, err := d.Discard(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(deleted)
+	want := []string{"." + b.Shard(3, sum) + ".42.tmp", b.Shard(1, sum), b.Shard(2, sum), b.News(1), b.Manifest()}
+	slices.Sort(want)
+	if !slices.Equal(deleted, want) {
+		t.Errorf("deleted %q; want %q", deleted, want)
+	}
+	for _, n := range files {
+		_, err := os.Stat(filepath.Join(dir, n))
+		if gone := errors.Is(err, os.ErrNotExist); gone != slices.Contains(want, n) {
+			t.Errorf("%s: gone %v", n, gone)
+		}
+	}
+}

@@ -129,6 +129,34 @@ func (l Layout) Kind(name string) Kind {
 	return Foreign
 }
 
+// restOf matches the part after "STEM-" of a shard's, index's or news
+// sitemap's name (StemOf).
+var restOf = regexp.MustCompile(`-(?:[0-9]{6,}-[0-9a-f]{10}\.xml\.gz|index-[0-9]{4,}(?:-[0-9a-f]{10})?\.xml|news-[0-9]{4,}\.xml\.gz)$`)
+
+// StemOf reads back the stem of the set whose root, robots lines,
+// manifest, shard, intermediate index or news sitemap name is (not its
+// lock or temporary files): "", false for any other name. Every name has
+// one set (see Layout), so the stem is the one whose Kind is not Foreign.
+func StemOf(name string) (string, bool) {
+	var stem string
+	switch {
+	case strings.HasSuffix(name, ".manifest.json"):
+		stem = strings.TrimSuffix(name, ".manifest.json")
+	case strings.HasSuffix(name, "-robots.txt"):
+		stem = strings.TrimSuffix(name, "-robots.txt")
+	default:
+		if m := restOf.FindStringIndex(name); m != nil {
+			stem = name[:m[0]]
+		} else {
+			stem = strings.TrimSuffix(name, ".xml")
+		}
+	}
+	if ValidStem(stem) != nil || NewLayout(stem).Kind(name) == Foreign {
+		return "", false
+	}
+	return stem, true
+}
+
 // Stem returns the stem the names start with.
 func (l Layout) Stem() string { return l.stem }
 

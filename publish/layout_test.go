@@ -132,3 +132,33 @@ func TestStemsShareAFolder(t *testing.T) {
 		t.Errorf("ValidStem: %v", err)
 	}
 }
+
+// TestStemOf: every name a set writes but its lock and temporary files
+// reads back to its stem, prefixes and look-alikes included; no other name
+// does.
+func TestStemOf(t *testing.T) {
+	var sum [32]byte
+	for _, stem := range []string{"sitemap", "sitemap-a", "sitemap-a-b", "sitemap-000001", "s.x", "sitemap-news"} {
+		l := NewLayout(stem)
+		for _, name := range []string{l.Root(), l.Robots(), l.Manifest(), l.Shard(1, sum), l.Shard(1234567, sum), l.Index(2), l.News(3),
+			stem + "-index-0001-0123456789.xml"} {
+			if got, ok := StemOf(name); !ok || got != stem {
+				t.Errorf("StemOf(%q) = %q, %v; want %q", name, got, ok, stem)
+			}
+		}
+		for _, name := range []string{l.Lock(), "." + l.Root() + ".123.tmp"} {
+			if got, ok := StemOf(name); ok {
+				t.Errorf("StemOf(%q) = %q; want none", name, got)
+			}
+		}
+	}
+	for _, name := range []string{"", ".xml", "robots.txt", "-robots.txt", "a b.xml", ".hidden.xml", "x-index-0001.xml.manifest.json",
+		"sitemap-00001-0123456789.xml.gz.txt", "notes.md", "a.manifest.json.bak"} {
+		if got, ok := StemOf(name); ok && NewLayout(got).Kind(name) == Foreign {
+			t.Errorf("StemOf(%q) = %q, a stem that does not own it", name, got)
+		}
+	}
+	if got, ok := StemOf("sitemap-index-0001.xml"); !ok || got != "sitemap" {
+		t.Errorf("an intermediate index is its set's, not a root: StemOf = %q, %v", got, ok)
+	}
+}

@@ -90,6 +90,7 @@ type generateFlags struct {
 
 	groupBy, defaultGroup string
 	maxGroups             int
+	made                  madeFolders // {group} in --out: the folders made
 }
 
 func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
@@ -262,6 +263,7 @@ func generate(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		stopProgress = showProgress(stderr, cfg.Progress, cfg.Remote)
 	}
 	prep, runErr := pipeline.Run(ctx, cfg)
+	f.made.remove()
 	if stopProgress != nil {
 		stopProgress()
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/sitemapgen/sitemapgen/check"
@@ -116,8 +117,10 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 		}
 		store := cfg.Sink
 		if strings.Contains(f.out, groupPlaceholder) {
+			out := strings.ReplaceAll(f.out, groupPlaceholder, group)
+			f.made.note(out)
 			var err error
-			if store, err = f.newSink(ctx, strings.ReplaceAll(f.out, groupPlaceholder, group)); err != nil {
+			if store, err = f.newSink(ctx, out); err != nil {
 				return p, err
 			}
 			p.Name, p.Sink = cfg.Name, store // a folder of its own: the plain name
@@ -132,15 +135,15 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 // vanishedGroups is pipeline.Grouping.Vanished for {group} in --out: it
 // lists the folder that holds the groups' folders (s3://bucket/a/{group}/b
 // lists s3://bucket/a/), takes from each name the group it would be, and
-// returns those the run does not have whose destination holds a set named
-// name (its manifest). A deleted group's folder is not looked at.
+// returns those the run does not have whose destination holds a published
+// set named name (its root and manifest). A group's destination that holds
+// files of such a set but not its root is what a first publish left that
+// died before its switch: nothing lists those files, and no run of this
+// input would ever touch them, so they are deleted (and the folder, when
+// that leaves it empty), under the destination's lock, unless dry.
 func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx context.Context, have []string) ([]string, error) {
 	return func(ctx context.Context, have []string) ([]string, error) {
-		i := strings.Index(f.out, groupPlaceholder)
-		j := strings.LastIndexByte(f.out[:i], '/') + 1
-		parent, pre := f.out[:j], f.out[j:i] // pre: the segment's text before {group}
-		post, _, _ := strings.Cut(f.out[i+len(groupPlaceholder):], "/")
-		folders, err := f.folders(ctx, parent)
+		dests, err := f.groupDests(ctx, f.out)
 		if err != nil {
 			return nil, err
 		}
@@ -148,34 +151,178 @@ func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx c
 		for _, g := range have {
 			known[g] = true
 		}
-		manifest := publish.NewLayout(name).Manifest()
+		l := publish.NewLayout(name)
 		var gone []string
-		for _, folder := range folders {
-			g, okPre := strings.CutPrefix(folder, pre)
-			g, okPost := strings.CutSuffix(g, post)
-			if !okPre || !okPost || g == "" || known[g] {
+		for _, gd := range dests {
+			if known[gd.group] {
 				continue
 			}
-			if n, r := pipeline.GroupName(nil, []byte(g)); r != encode.OK || string(n) != g {
-				continue // no group is named so: not a group's folder
+			names, err := f.list(ctx, gd.out)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
-			dest := strings.ReplaceAll(f.out, groupPlaceholder, g)
-			held, err := f.holds(ctx, dest, manifest)
 			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
 				// Someone else's folder beside the groups' (or a file).
-				log.Warn("groups: cannot look for a published set", "destination", dest, "err", err)
+				log.Warn("groups: cannot look for a published set", "destination", gd.out, "err", err)
 				continue
 			}
 			if err != nil {
 				return nil, err
 			}
-			if held {
-				gone = append(gone, g)
+			var root, manifest, ours bool
+			for _, n := range names {
+				switch l.Kind(n) {
+				case publish.Foreign:
+				case publish.RootFile:
+					root = true
+				case publish.ManifestFile:
+					manifest, ours = true, true
+				default:
+					ours = true
+				}
+			}
+			switch {
+			case root && manifest:
+				gone = append(gone, gd.group)
+			case root: // a root without a manifest is no set of ours
+			case ours:
+				if err := f.discard(ctx, gd, l, log); err != nil {
+					return nil, err
+				}
 			}
 		}
 		slices.Sort(gone)
 		return gone, nil
 	}
+}
+
+// groupDest is a group's destination: --out with the group's name.
+type groupDest struct{ group, out string }
+
+// groupDests returns the destinations, in the folder that holds the
+// groups' folders of out (a pattern holding {group}), of the names that
+// are groups' (a folder's name the pattern's segment matches, with a name
+// GroupName gives), sorted by group.
+func (f *generateFlags) groupDests(ctx context.Context, out string) ([]groupDest, error) {
+	i := strings.Index(out, groupPlaceholder)
+	j := strings.LastIndexByte(out[:i], '/') + 1
+	parent, pre := out[:j], out[j:i] // pre: the segment's text before {group}
+	post, _, _ := strings.Cut(out[i+len(groupPlaceholder):], "/")
+	folders, err := f.folders(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	var dests []groupDest
+	for _, folder := range folders {
+		g, okPre := strings.CutPrefix(folder, pre)
+		g, okPost := strings.CutSuffix(g, post)
+		if !okPre || !okPost || g == "" {
+			continue
+		}
+		if n, r := pipeline.GroupName(nil, []byte(g)); r != encode.OK || string(n) != g {
+			continue // no group is named so: not a group's folder
+		}
+		dests = append(dests, groupDest{g, strings.ReplaceAll(out, groupPlaceholder, g)})
+	}
+	slices.SortFunc(dests, func(a, b groupDest) int { return strings.Compare(a.group, b.group) })
+	return dests, nil
+}
+
+// discard deletes, under its lock, the files of the set l names in the
+// group's destination gd, which holds no root of it (see vanishedGroups),
+// and a folder that this leaves empty. A lock another run holds leaves
+// them for a later night.
+func (f *generateFlags) discard(ctx context.Context, gd groupDest, l publish.Layout, log *slog.Logger) error {
+	if f.dryRun {
+		log.Warn("groups: would delete the files of a set never published (a first publish that died before its switch)", "group", gd.group, "destination", gd.out)
+		return nil
+	}
+	store, err := f.newSink(ctx, gd.out)
+	if err != nil {
+		return err
+	}
+	d, err := publish.OpenDestination(ctx, store, l, publish.Options{LockTTL: f.lockTTL, Log: log})
+	if errors.Is(err, sink.ErrLocked) {
+		log.Warn("groups: the files of a set never published are left: another run holds its destination", "group", gd.group, "err", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("group %q: %w", gd.group, err)
+	}
+	deleted, err := d.Discard(ctx, l)
+	d.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("group %q: deleting the files of a set never published: %w", gd.group, err)
+	}
+	log.Warn("groups: deleted the files of a set never published (a first publish that died before its switch), not in the input now",
+		"group", gd.group, "destination", gd.out, "files", len(deleted))
+	if !f.isS3() {
+		if err := os.Remove(gd.out); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			log.Warn("groups: could not remove the emptied folder", "folder", gd.out, "err", err)
+		}
+	}
+	return nil
+}
+
+// madeFolders are the groups' folders a run made (sink.NewLocal makes
+// them as a group's first row is read), and the folders above them it
+// made: a run that stops leaves a group's new folder empty, where
+// "sitemapgen validate out/*/" would fail on it every night after, so
+// they are removed when empty (remove).
+type madeFolders struct {
+	mu   sync.Mutex
+	dirs []string // deepest last, for each folder noted
+}
+
+// note records the folders of dir that do not exist yet, if dir is a
+// folder's path (not s3://).
+func (m *madeFolders) note(dir string) {
+	if strings.HasPrefix(dir, "s3://") {
+		return
+	}
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	m.mu.Lock()
+	for i := len(missing) - 1; i >= 0; i-- {
+		m.dirs = append(m.dirs, missing[i])
+	}
+	m.mu.Unlock()
+}
+
+// remove removes the folders noted that are empty, deepest first.
+func (m *madeFolders) remove() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := len(m.dirs) - 1; i >= 0; i-- {
+		os.Remove(m.dirs[i]) // fails, as it should, on a folder that holds anything
+	}
+	m.dirs = nil
+}
+
+// isS3 reports whether --out is on S3.
+func (f *generateFlags) isS3() bool { return strings.HasPrefix(f.out, "s3://") }
+
+// list returns the names the folder or S3 prefix out holds (an error
+// wrapping fs.ErrNotExist for a folder that does not exist).
+func (f *generateFlags) list(ctx context.Context, out string) ([]string, error) {
+	if !strings.HasPrefix(out, "s3://") {
+		ents, err := os.ReadDir(out)
+		names := make([]string, len(ents))
+		for i, e := range ents {
+			names[i] = e.Name()
+		}
+		return names, err
+	}
+	s, err := f.newSink(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
 }
 
 // folders returns the names of the folders in the folder or S3 prefix
@@ -210,24 +357,4 @@ func (f *generateFlags) folders(ctx context.Context, out string) ([]string, erro
 		return nil, err
 	}
 	return s.(*sink.S3).Folders(ctx)
-}
-
-// holds reports whether the folder or S3 prefix out holds the file name.
-func (f *generateFlags) holds(ctx context.Context, out, name string) (bool, error) {
-	if !strings.HasPrefix(out, "s3://") {
-		_, err := os.Stat(filepath.Join(out, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	s, err := f.newSink(ctx, out)
-	if err != nil {
-		return false, err
-	}
-	_, err = s.Get(ctx, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return err == nil, err
 }

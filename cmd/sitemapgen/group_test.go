@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -365,9 +367,7 @@ func TestVanishedGroupsSegment(t *testing.T) {
 			t.Fatal(err)
 		}
 		if manifest {
-			if err := os.WriteFile(filepath.Join(p, "sitemap.manifest.json"), []byte("{}"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			published(t, p)
 		}
 	}
 	// A group's folder may be a link to it; a folder the run may not
@@ -376,9 +376,7 @@ func TestVanishedGroupsSegment(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(target, "sm"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(target, "sm", "sitemap.manifest.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	published(t, filepath.Join(target, "sm"))
 	if err := os.Symlink(target, filepath.Join(dir, "site-f.x")); err != nil {
 		t.Fatal(err)
 	}
@@ -392,6 +390,16 @@ func TestVanishedGroupsSegment(t *testing.T) {
 	gone, err := f.vanishedGroups("sitemap", slog.New(slog.DiscardHandler))(context.Background(), []string{"a"})
 	if err != nil || !slices.Equal(gone, []string{"b", "f"}) {
 		t.Fatalf("vanished %q, %v; want [b f]", gone, err)
+	}
+}
+
+// published writes the root and manifest of a set named sitemap in dir.
+func published(t *testing.T, dir string) {
+	t.Helper()
+	for _, n := range []string{"sitemap.xml", "sitemap.manifest.json"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -604,4 +612,155 @@ func TestGroupByHostRejectReasons(t *testing.T) {
 			t.Errorf("row %d %q: rejected as %q, want %q", i+2, r.loc, got[strconv.Itoa(i+2)], want)
 		}
 	}
+}
+
+// TestNeverPublishedGroup: a new group's first publish that died before
+// its root (after its manifest, or before it) left files that nothing
+// lists and no crawler was given. A later night without that group is not
+// refused as if the group had vanished: it deletes those files (a dry run
+// lists them), in a shared folder and in a folder of the group's own,
+// which goes with them, as does the folder a refused run made for a new
+// group: "validate out/*/" passes after.
+func TestNeverPublishedGroup(t *testing.T) {
+	dir := t.TempDir()
+	input, report := filepath.Join(dir, "in.csv"), filepath.Join(dir, "report.json")
+	write := func(perSection map[string]int) {
+		var b strings.Builder
+		b.WriteString("loc,section\n")
+		for _, sec := range slices.Sorted(maps.Keys(perSection)) {
+			for i := range perSection[sec] {
+				fmt.Fprintf(&b, "%s%s/%d,%s\n", base, sec, i, sec)
+			}
+		}
+		if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := func(out string, extra ...string) (int, string) {
+		args := append([]string{"generate", "--group-by", "section", "--public-url", base, "--now", "2026-01-02T00:00:00Z",
+			"--report", report, "--out", out, "--max-urls", "10"}, extra...)
+		code, _, stderr := sitemapgen(t, "", append(args, input)...)
+		return code, stderr
+	}
+	remove := func(dir string, names ...string) {
+		for _, n := range names {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	withPrefix := func(dir, prefix string) []string {
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), prefix) {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	}
+	nights := map[string]int{"a": 30, "b": 20}
+	withNew := map[string]int{"a": 30, "b": 20, "newsec": 25}
+
+	t.Run("shared", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		write(withNew)
+		if code, stderr := gen(out); code != 0 {
+			t.Fatalf("night 1: exit %d\n%s", code, stderr)
+		}
+		// Killed between newsec's manifest and its root (its first
+		// publish: night 1 stands for the nights before it)...
+		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt")
+		// ... and another new group killed before its manifest.
+		shards := withPrefix(out, "sitemap-newsec-0")
+		if len(shards) != 3 {
+			t.Fatalf("newsec's shards %q; want 3", shards)
+		}
+		data, err := os.ReadFile(filepath.Join(out, shards[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "sitemap-other-000001-0123456789.xml.gz"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		left := append(withPrefix(out, "sitemap-newsec"), "sitemap-other-000001-0123456789.xml.gz")
+		write(nights)
+		if code, stderr := gen(out, "--dry-run"); code != 0 {
+			t.Fatalf("dry run: exit %d\n%s", code, stderr)
+		}
+		if rep := readReport(t, report); rep.Plan == nil || !subset(left, rep.Plan.Delete) {
+			t.Errorf("dry run's plan deletes %v; want %q among them", rep.Plan, left)
+		}
+		if got := len(withPrefix(out, "sitemap-newsec")); got != 4 {
+			t.Errorf("a dry run deleted files: %d of newsec's 4 left", got)
+		}
+		code, stderr := gen(out)
+		if code != 0 || !strings.Contains(stderr, "never published") {
+			t.Fatalf("night 2 without newsec: exit %d, want 0 and a warning\n%s", code, stderr)
+		}
+		if got := append(withPrefix(out, "sitemap-newsec"), withPrefix(out, "sitemap-other")...); len(got) > 0 {
+			t.Errorf("left after night 2: %q", got)
+		}
+		if rep := readReport(t, report); !subset(left, rep.Deleted) {
+			t.Errorf("report deleted %q; want %q among them", rep.Deleted, left)
+		}
+		if code, stdout, stderr := sitemapgen(t, "", "validate", out); code != 0 || strings.Contains(stderr, "warning") {
+			t.Errorf("validate: exit %d\n%s%s", code, stdout, stderr)
+		}
+	})
+
+	t.Run("own folder", func(t *testing.T) {
+		sites := t.TempDir()
+		out := filepath.Join(sites, "{group}")
+		write(withNew)
+		if code, stderr := gen(out, "--public-url", base+"{group}/"); code != 0 {
+			t.Fatalf("night 1: exit %d\n%s", code, stderr)
+		}
+		// Killed while newsec's shards were uploaded: its lock's file
+		// stays, the flock dies with the run.
+		newsec := filepath.Join(sites, "newsec")
+		remove(newsec, "sitemap.xml", "sitemap-robots.txt", "sitemap.manifest.json")
+		if err := os.WriteFile(filepath.Join(newsec, ".sitemap.lock"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		write(nights)
+		code, stderr := gen(out, "--public-url", base+"{group}/")
+		if code != 0 || !strings.Contains(stderr, "never published") {
+			t.Fatalf("night 2 without newsec: exit %d, want 0 and a warning\n%s", code, stderr)
+		}
+		if _, err := os.Stat(newsec); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("newsec's folder after night 2: %v; want it gone", err)
+		}
+		// A run refused (a 90% shrink of a) after it made a new group's
+		// folder leaves no folder behind.
+		write(map[string]int{"a": 3, "b": 20, "new2": 5})
+		if code, stderr := gen(out, "--public-url", base+"{group}/"); code != 1 || !strings.Contains(stderr, "fell too far") {
+			t.Fatalf("night 3: exit %d, want 1 for the shrink\n%s", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(sites, "new2")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the refused run's new folder: %v; want it gone", err)
+		}
+		ents, err := os.ReadDir(sites)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if code, stdout, stderr := sitemapgen(t, "", "validate", filepath.Join(sites, e.Name())); code != 0 {
+				t.Errorf("validate %s: exit %d\n%s%s", e.Name(), code, stdout, stderr)
+			}
+		}
+		if len(ents) != 2 {
+			t.Errorf("%d folders; want a and b", len(ents))
+		}
+	})
+}
+
+// subset reports whether every name of want is in have.
+func subset(want, have []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
