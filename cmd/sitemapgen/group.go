@@ -143,7 +143,7 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 // that leaves it empty), under the destination's lock, unless dry.
 func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx context.Context, have []string) ([]string, error) {
 	return func(ctx context.Context, have []string) ([]string, error) {
-		dests, err := f.groupDests(ctx, f.out)
+		dests, err := groupDests(ctx, f.out, f.newSink)
 		if err != nil {
 			return nil, err
 		}
@@ -202,13 +202,13 @@ type groupDest struct{ group, out string }
 // groupDests returns the destinations, in the folder that holds the
 // groups' folders of out (a pattern holding {group}), of the names that
 // are groups' (a folder's name the pattern's segment matches, with a name
-// GroupName gives), sorted by group.
-func (f *generateFlags) groupDests(ctx context.Context, out string) ([]groupDest, error) {
+// GroupName gives), sorted by group. open opens an S3 prefix.
+func groupDests(ctx context.Context, out string, open func(context.Context, string) (sink.Store, error)) ([]groupDest, error) {
 	i := strings.Index(out, groupPlaceholder)
 	j := strings.LastIndexByte(out[:i], '/') + 1
 	parent, pre := out[:j], out[j:i] // pre: the segment's text before {group}
 	post, _, _ := strings.Cut(out[i+len(groupPlaceholder):], "/")
-	folders, err := f.folders(ctx, parent)
+	folders, err := folders(ctx, parent, open)
 	if err != nil {
 		return nil, err
 	}
@@ -326,8 +326,8 @@ func (f *generateFlags) list(ctx context.Context, out string) ([]string, error) 
 }
 
 // folders returns the names of the folders in the folder or S3 prefix
-// out; none if it does not exist.
-func (f *generateFlags) folders(ctx context.Context, out string) ([]string, error) {
+// out (opened by open); none if it does not exist.
+func folders(ctx context.Context, out string, open func(context.Context, string) (sink.Store, error)) ([]string, error) {
 	if out == "s3://" {
 		return nil, nil // a bucket per group: the buckets are not listed
 	}
@@ -352,7 +352,7 @@ func (f *generateFlags) folders(ctx context.Context, out string) ([]string, erro
 		}
 		return names, err
 	}
-	s, err := f.newSink(ctx, out)
+	s, err := open(ctx, out)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,10 @@ no process holds. A live lock is left and its holder named; --force removes
 it anyway: use it only when you know that run is dead (a killed container, a
 lost host), since a run that still lives would publish beside the next one.
 
+With {group} in --out, as given to a grouped generate, the lock of every
+group's destination is removed (a grouped run killed on S3 leaves one in
+each): the folder or S3 prefix above {group} is listed for them.
+
 Exit status: 0 removed, or no lock; 1 a live lock left (without --force), or
 an error; 2 usage error. See "Overlapping runs" in docs/output.md.
 
@@ -61,6 +65,9 @@ func unlock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sitemapgen unlock: --name: %v\nRun 'sitemapgen help unlock' for usage.\n", err)
 		return exitUsage
 	}
+	if strings.Contains(f.out, groupPlaceholder) {
+		return f.unlockGroups(ctx, stdout, stderr)
+	}
 	store, err := f.locker(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen unlock: %v\n", err)
@@ -84,6 +91,72 @@ func unlock(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "removed the lock %s%s of %v\n", dest(store), publish.NewLayout(f.name).Lock(), h)
+	return exitOK
+}
+
+// unlockGroups is unlock for --out holding {group}, as generate was given
+// it: a grouped run holds a lock in every group's destination, and one
+// killed leaves them all. It unlocks each destination of a group that the
+// folder (or S3 prefix) above {group} holds, and says what it did in each.
+func (f *unlockFlags) unlockGroups(ctx context.Context, stdout, stderr io.Writer) int {
+	open := func(ctx context.Context, out string) (sink.Store, error) {
+		u := *f
+		u.out = out
+		l, err := u.locker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := l.(sink.Store)
+		if !ok {
+			return nil, fmt.Errorf("%v: not a store", l)
+		}
+		return s, nil
+	}
+	dests, err := groupDests(ctx, f.out, open)
+	if err != nil {
+		fmt.Fprintf(stderr, "sitemapgen unlock: --out %s: %v\n", f.out, err)
+		if isUsage(err) {
+			return exitUsage
+		}
+		return exitFail
+	}
+	lock := publish.NewLayout(f.name).Lock()
+	var removed, held, failed int
+	for _, gd := range dests {
+		u := *f
+		u.out = gd.out
+		store, err := u.locker(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "sitemapgen unlock: group %q: %v\n", gd.group, err)
+			failed++
+			continue
+		}
+		h, err := store.Unlock(ctx, lock, f.force)
+		var locked *sink.LockedError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.As(err, &locked) && locked.Note == "":
+			fmt.Fprintf(stderr, "sitemapgen unlock: group %q: %v\n", gd.group, err)
+			held++
+		case err != nil:
+			fmt.Fprintf(stderr, "sitemapgen unlock: group %q: %v\n", gd.group, err)
+			failed++
+		default:
+			fmt.Fprintf(stdout, "removed the lock %s%s of %v\n", dest(store), lock, h)
+			removed++
+		}
+	}
+	if removed+held+failed == 0 {
+		fmt.Fprintf(stdout, "no lock: none in the %d group destinations of %s\n", len(dests), f.out)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "%d of %d group destinations: %d locks removed, %d live locks left, %d errors\n", removed+held+failed, len(dests), removed, held, failed)
+	if held > 0 {
+		fmt.Fprintln(stderr, "Live locks were left in place. If you know the run holding them is dead: "+f.command(true))
+	}
+	if held+failed > 0 {
+		return exitFail
+	}
 	return exitOK
 }
 
@@ -135,8 +208,16 @@ func (f *unlockFlags) command(force bool) string {
 // group's set shut each other out, and with {group} in --out it is one
 // group's folder. So the command names the lock e found: its folder (or
 // S3 prefix) and the set whose name it carries (.NAME.lock).
+//
+// With {group} in an S3 --out, a group's own lock (.NAME.lock in its
+// prefix) is one of as many as the run has groups, all left by a run that
+// died (a folder's locks die with it), so the command names --out as
+// given: unlock clears every group's at once.
 func lockedHint(e *sink.LockedError, g *generateFlags) string {
 	u := unlockFlags{out: g.out, name: g.name, s3Endpoint: g.s3Endpoint, s3PathStyle: g.s3PathStyle}
+	if e.Expiry && strings.Contains(g.out, groupPlaceholder) && strings.HasSuffix(e.Lock, "/"+publish.NewLayout(g.name).Lock()) {
+		return u.hint(e) + " (every group's folder has a lock of its own: this command clears them all)"
+	}
 	if i := strings.LastIndexByte(e.Lock, '/'); i >= 0 {
 		if name, ok := strings.CutSuffix(e.Lock[i+1:], ".lock"); ok && len(name) > 1 && name[0] == '.' {
 			u.out, u.name = e.Lock[:i], name[1:]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,11 +207,81 @@ func TestLockedHintNamesTheHeldLock(t *testing.T) {
 		{"gg/blog/.sitemap.lock", "gg/{group}", "sitemap", "sitemapgen unlock --force --out gg/blog", "{group}"},
 		{"s3://b/gs/.sitemap.lock", "s3://b/gs/", "sitemap-help", "sitemapgen unlock --force --out s3://b/gs/ --s3-path-style", "--name"},
 		{"/srv/out/.sitemap-help.lock", "/srv/out", "sitemap", "sitemapgen unlock --force --out /srv/out --name sitemap-help", "{group}"},
+		{"s3://b/gs/blog/.sitemap.lock", "s3://b/gs/{group}", "sitemap", "sitemapgen unlock --force --out 's3://b/gs/{group}' --s3-path-style", "blog"},
 	} {
 		g := &generateFlags{out: tc.out, name: tc.name, s3PathStyle: strings.HasPrefix(tc.out, "s3://")}
 		h := lockedHint(&sink.LockedError{Lock: tc.lock, Expiry: strings.HasPrefix(tc.lock, "s3://")}, g)
 		if !strings.Contains(h, tc.want) || strings.Contains(h, tc.not) {
 			t.Errorf("lock %s, --out %s --name %s: hint %q; want %q, without %q", tc.lock, tc.out, tc.name, h, tc.want, tc.not)
 		}
+	}
+}
+
+// TestUnlockGroupsS3: a grouped run killed on S3 with {group} in --out
+// leaves a lock in every group's prefix. The next run's hint names --out
+// as given, and that one command removes them all (and no other object);
+// the run after it publishes. Without --force, live locks are left and
+// counted.
+func TestUnlockGroupsS3(t *testing.T) {
+	e := newS3Env(t)
+	out := "s3://" + e.bucket + "/" + e.prefix + "{group}/sm"
+	dir := t.TempDir()
+	var in strings.Builder
+	in.WriteString("loc,section\n")
+	for i := range 60 {
+		fmt.Fprintf(&in, "%ss%d/%d,s%d\n", base, i%6, i, i%6)
+	}
+	input := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gen := func() (int, string) {
+		code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "section", "--public-url", base+"{group}/", "--out", out,
+			"--s3-endpoint", e.ep, "--s3-path-style", input)
+		return code, stderr
+	}
+	if code, stderr := gen(); code != 0 {
+		t.Fatalf("night 1: exit %d\n%s", code, stderr)
+	}
+	ctx := context.Background()
+	var locks []sink.Lock
+	for g := range 6 {
+		s, err := sink.NewS3(ctx, sink.S3Options{Bucket: e.bucket, Prefix: fmt.Sprintf("%ss%d/sm/", e.prefix, g), Endpoint: e.ep, PathStyle: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk, err := s.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "sitemapgen pid 7 on etl-9"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks = append(locks, lk) // never released: the run died
+	}
+	_ = locks
+	before := s3test.Keys(t, e.c, e.bucket, "")
+	code, stderr := gen()
+	want := "sitemapgen unlock --force --out '" + out + "' --s3-endpoint " + e.ep + " --s3-path-style"
+	if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "clears them all") {
+		t.Fatalf("night 2: exit %d; want 1 and the hint %q\n%s", code, want, stderr)
+	}
+	unlock := func(extra ...string) (int, string, string) {
+		return sitemapgen(t, "", append([]string{"unlock", "--out", out, "--s3-endpoint", e.ep, "--s3-path-style"}, extra...)...)
+	}
+	code, stdout, stderr := unlock()
+	if code != 1 || !strings.Contains(stdout, "0 locks removed, 6 live locks left") {
+		t.Fatalf("unlock without --force: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = unlock("--force")
+	if code != 0 || strings.Count(stdout, "removed the lock s3://") != 6 || !strings.Contains(stdout, "6 locks removed") {
+		t.Fatalf("unlock --force: exit %d\n%s%s", code, stdout, stderr)
+	}
+	after := s3test.Keys(t, e.c, e.bucket, "")
+	if len(before)-len(after) != 6 {
+		t.Errorf("unlock removed %d objects; want the 6 locks", len(before)-len(after))
+	}
+	if code, stdout, _ := unlock("--force"); code != 0 || !strings.Contains(stdout, "no lock: none in the 6 group destinations") {
+		t.Errorf("unlock again: exit %d\n%s", code, stdout)
+	}
+	if code, stderr := gen(); code != 0 {
+		t.Fatalf("night 2 after unlock: exit %d\n%s", code, stderr)
 	}
 }
