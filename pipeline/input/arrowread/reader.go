@@ -410,19 +410,10 @@ func take(f *columnar.Filler, buf []byte, spans []columnar.Span, arr arrow.Array
 	if arr.Len() < from+n {
 		return buf, spans, 0, errLength
 	}
+	if buf, spans, took, ok, err := text(f, buf, spans, nil, arr, from, n, budget, loc); ok {
+		return buf, spans, took, err
+	}
 	switch a := arr.(type) {
-	case *array.String:
-		return strs(f, buf, spans, nil, a, (*array.String).Value, from, n, budget, loc)
-	case *array.LargeString:
-		return strs(f, buf, spans, nil, a, (*array.LargeString).Value, from, n, budget, loc)
-	case *array.StringView:
-		return strs(f, buf, spans, nil, a, (*array.StringView).Value, from, n, budget, loc)
-	case *array.Binary:
-		return strs(f, buf, spans, nil, a, (*array.Binary).Value, from, n, budget, loc)
-	case *array.LargeBinary:
-		return strs(f, buf, spans, nil, a, (*array.LargeBinary).Value, from, n, budget, loc)
-	case *array.BinaryView:
-		return strs(f, buf, spans, nil, a, (*array.BinaryView).Value, from, n, budget, loc)
 	case *array.Date32:
 		return loop(buf, spans, a, from, n, func(d []byte, a *array.Date32, i int) []byte { return columnar.AppendDate(d, int64(a.Value(i))) })
 	case *array.Date64:
@@ -470,19 +461,8 @@ func take(f *columnar.Filler, buf []byte, spans []columnar.Span, arr arrow.Array
 // takeDict is take for a dictionary-encoded array: each row is its
 // dictionary value.
 func takeDict(f *columnar.Filler, buf []byte, spans []columnar.Span, a *array.Dictionary, from, n, budget int, loc bool) ([]byte, []columnar.Span, int, error) {
-	switch dict := a.Dictionary().(type) {
-	case *array.String:
-		return strs(f, buf, spans, a, dict, (*array.String).Value, from, n, budget, loc)
-	case *array.LargeString:
-		return strs(f, buf, spans, a, dict, (*array.LargeString).Value, from, n, budget, loc)
-	case *array.StringView:
-		return strs(f, buf, spans, a, dict, (*array.StringView).Value, from, n, budget, loc)
-	case *array.Binary:
-		return strs(f, buf, spans, a, dict, (*array.Binary).Value, from, n, budget, loc)
-	case *array.LargeBinary:
-		return strs(f, buf, spans, a, dict, (*array.LargeBinary).Value, from, n, budget, loc)
-	case *array.BinaryView:
-		return strs(f, buf, spans, a, dict, (*array.BinaryView).Value, from, n, budget, loc)
+	if buf, spans, took, ok, err := text(f, buf, spans, a, a.Dictionary(), from, n, budget, loc); ok {
+		return buf, spans, took, err
 	}
 	// Typed values (dates, numbers: never a loc, so without a budget).
 	dict := a.Dictionary()
@@ -509,6 +489,28 @@ func takeDict(f *columnar.Filler, buf []byte, spans []columnar.Span, a *array.Di
 		took++
 	}
 	return buf, spans, took, nil
+}
+
+// text is take for the string and binary arrays, values of the dictionary
+// d if it is not nil: ok is false for an array of another type.
+func text(f *columnar.Filler, buf []byte, spans []columnar.Span, d *array.Dictionary, arr arrow.Array, from, n, budget int, loc bool) (_ []byte, _ []columnar.Span, took int, ok bool, err error) {
+	switch a := arr.(type) {
+	case *array.String:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.String).Value, from, n, budget, loc)
+	case *array.LargeString:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.LargeString).Value, from, n, budget, loc)
+	case *array.StringView:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.StringView).Value, from, n, budget, loc)
+	case *array.Binary:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.Binary).Value, from, n, budget, loc)
+	case *array.LargeBinary:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.LargeBinary).Value, from, n, budget, loc)
+	case *array.BinaryView:
+		buf, spans, took, err = strs(f, buf, spans, d, a, (*array.BinaryView).Value, from, n, budget, loc)
+	default:
+		return buf, spans, 0, false, nil
+	}
+	return buf, spans, took, true, err
 }
 
 // strs appends rows from..from+n of the string or binary array a (value
