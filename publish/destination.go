@@ -180,7 +180,7 @@ func (d *Destination) held(name string) bool {
 // of a first publish that died before its switch (Unrooted). A set whose
 // root is there is published, and is refused. It returns the names
 // deleted.
-func (d *Destination) Discard(ctx context.Context, l Layout) (deleted []string, err error) {
+func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
 	if d.held(l.Root()) {
 		return nil, fmt.Errorf("%s: the set %s is published (%s): not discarded", d.store, l.Stem(), l.Root())
 	}
@@ -193,18 +193,7 @@ func (d *Destination) Discard(ctx context.Context, l Layout) (deleted []string, 
 			plan = append(plan, n)
 		}
 	}
-	if bd, ok := d.store.(sink.BatchDeleter); ok {
-		return bd.DeleteAll(ctx, plan)
-	}
-	var errs []error
-	for _, n := range plan {
-		if err := d.store.Delete(ctx, n); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		deleted = append(deleted, n)
-	}
-	return deleted, errors.Join(errs...)
+	return deleteAll(ctx, d.store, plan)
 }
 
 // listAfter lists the store once for every prune after the switch, and

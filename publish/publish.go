@@ -1324,23 +1324,29 @@ func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string,
 			plan = append(plan, n)
 		}
 	}
-	var errs []error
-	if bd, ok := t.store.(sink.BatchDeleter); ok {
-		deleted, err = bd.DeleteAll(ctx, plan)
-		errs = append(errs, err)
-	} else {
-		for _, n := range plan {
-			if err := t.store.Delete(ctx, n); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			deleted = append(deleted, n)
-		}
-	}
+	deleted, err = deleteAll(ctx, t.store, plan)
+	errs := []error{err}
 	if a, ok := t.store.(sink.Aborter); ok && t.dest == nil { // else the Destination's Close does it once
 		if _, err := a.AbortIncomplete(ctx, t.layout.Owned); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// deleteAll deletes names from store, in batches where it takes them
+// (sink.BatchDeleter), and returns those deleted.
+func deleteAll(ctx context.Context, store sink.Store, names []string) (deleted []string, err error) {
+	if bd, ok := store.(sink.BatchDeleter); ok {
+		return bd.DeleteAll(ctx, names)
+	}
+	var errs []error
+	for _, n := range names {
+		if err := store.Delete(ctx, n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleted = append(deleted, n)
 	}
 	return deleted, errors.Join(errs...)
 }
