@@ -209,10 +209,13 @@ func (r *run) noURLs(s *set) error {
 func (r *run) shrinkAllowed() bool { return r.cfg.Force || r.cfg.MaxShrink >= 1 }
 
 // vanished refuses, unless forced, a run whose shared destination holds a
-// group's set (a manifest named NAME-GROUP) that the input no longer has,
-// or, with a destination per group, one whose group's destination holds a
-// set (Grouping.Vanished): its URLs would all go. Forced, the set is left
-// as it was and reported.
+// group's published set (a root and manifest named NAME-GROUP) that the
+// input no longer has, or, with a destination per group, one whose group's
+// destination holds one (Grouping.Vanished): its URLs would all go.
+// Forced, the set is left as it was and reported. In a shared destination
+// the files of a set NAME-GROUP never published (no root: a first publish
+// that died) whose group the input no longer has are deleted (discard),
+// unless the run is refused.
 func (r *run) vanished(ctx context.Context, sets []*set) error {
 	var gone []string // group names
 	switch {
@@ -242,10 +245,10 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 				gone = append(gone, strings.TrimPrefix(stem, r.cfg.Name+"-"))
 			}
 		}
-		for _, stem := range d.Unrooted(r.cfg.Name + "-") {
-			if !have[stem] {
-				if err := r.discard(ctx, d, publish.NewLayout(stem)); err != nil {
-					return err
+		if len(gone) == 0 || r.shrinkAllowed() { // not a refused run's
+			for _, stem := range d.Unrooted(r.cfg.Name + "-") {
+				if !have[stem] {
+					r.discard(ctx, d, publish.NewLayout(stem))
 				}
 			}
 		}
@@ -267,16 +270,21 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 
 // discard deletes in d what a group's first publish left that died before
 // its switch, the group gone from the input since: nothing lists those
-// files, and no later run of this input would touch them.
-func (r *run) discard(ctx context.Context, d *publish.Destination, l publish.Layout) error {
+// files, and no later run of this input would touch them. A failure is
+// a warning: the files harm nothing, and the next run tries again.
+func (r *run) discard(ctx context.Context, d *publish.Destination, l publish.Layout) {
 	deleted, err := d.Discard(ctx, l)
 	r.rep.Deleted = append(r.rep.Deleted, deleted...)
-	if err != nil {
-		return fmt.Errorf("deleting the files of %s, which was never published: %w", l.Stem(), err)
+	switch {
+	case err != nil:
+		r.log.Warn("could not delete the files of a set never published (the next run tries again)", "set", l.Stem(), "err", err)
+	case r.cfg.DryRun:
+		r.log.Warn("would delete the files of a set never published (a first publish that died before its switch), not in the input now",
+			"set", l.Stem(), "files", len(deleted))
+	default:
+		r.log.Warn("deleted the files of a set never published (a first publish that died before its switch), not in the input now",
+			"set", l.Stem(), "files", len(deleted))
 	}
-	r.log.Warn("deleted the files of a set never published (a first publish that died before its switch), not in the input now",
-		"set", l.Stem(), "files", len(deleted))
-	return nil
 }
 
 // sharedFolder reports whether Grouping.Place puts the groups in

@@ -37,9 +37,10 @@ type Grouping struct {
 	Place func(name string) (Place, error)
 	// Vanished, when Place gives groups destinations of their own, returns
 	// the groups, other than those of the run (have), whose destination
-	// holds a published set: gone from the input, each is a shrink of 100%
-	// (refused unless Config.Force or MaxShrink allows it). Nil: no such
-	// check.
+	// holds a published set (its root and manifest): gone from the input,
+	// each is a shrink of 100% (refused unless Config.Force or MaxShrink
+	// allows it). It may delete what a group's first publish that died
+	// left in its destination. Nil: no such check.
 	Vanished func(ctx context.Context, have []string) ([]string, error)
 }
 

@@ -280,10 +280,11 @@ func TestDestinationBatchLooksOnce(t *testing.T) {
 func TestDestinationUnrooted(t *testing.T) {
 	dir := t.TempDir()
 	var sum [32]byte
-	a, b, c, ab := NewLayout("s-a"), NewLayout("s-b"), NewLayout("s-c"), NewLayout("s-a-b")
+	a, b, c, ab, cd := NewLayout("s-a"), NewLayout("s-b"), NewLayout("s-c"), NewLayout("s-a-b"), NewLayout("s-c-d")
 	files := []string{a.Root(), a.Manifest(), a.Shard(1, sum), a.Index(1),
-		b.Manifest(), b.Shard(1, sum), b.Shard(2, sum), b.News(1), "." + b.Shard(3, sum) + ".42.tmp",
-		c.Shard(1, sum), ab.Shard(1, sum), "s-notes.txt", "s.xml"}
+		b.Manifest(), b.Shard(1, sum), b.Shard(2, sum), b.News(1), "." + b.Shard(3, sum) + ".42.tmp", b.Lock(),
+		c.Shard(1, sum), c.Index(1), ab.Shard(1, sum), "s-notes.txt", "s.xml",
+		cd.Root(), cd.Manifest(), cd.Shard(1, sum), cd.Index(1), cd.News(1), "." + cd.Shard(2, sum) + ".7.tmp"}
 	for _, n := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
@@ -299,8 +300,8 @@ func TestDestinationUnrooted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close(ctx)
-	if got := d.Stems("s-"); !slices.Equal(got, []string{"s-a"}) {
-		t.Errorf("Stems %q; want [s-a]", got)
+	if got := d.Stems("s-"); !slices.Equal(got, []string{"s-a", "s-c-d"}) {
+		t.Errorf("Stems %q; want [s-a s-c-d]", got)
 	}
 	if got := d.Unrooted("s-"); !slices.Equal(got, []string{"s-a-b", "s-b", "s-c"}) {
 		t.Errorf("Unrooted %q; want [s-a-b s-b s-c]", got)
@@ -318,6 +319,16 @@ func TestDestinationUnrooted(t *testing.T) {
 	if !slices.Equal(deleted, want) {
 		t.Errorf("deleted %q; want %q", deleted, want)
 	}
+	// s-c beside the published s-c-d: only its own files go.
+	deleted, err = d.Discard(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(deleted)
+	if wantC := []string{c.Shard(1, sum), c.Index(1)}; !slices.Equal(deleted, wantC) {
+		t.Errorf("deleted %q; want %q", deleted, wantC)
+	}
+	want = append(want, c.Shard(1, sum), c.Index(1))
 	for _, n := range files {
 		_, err := os.Stat(filepath.Join(dir, n))
 		if gone := errors.Is(err, os.ErrNotExist); gone != slices.Contains(want, n) {

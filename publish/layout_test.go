@@ -152,10 +152,14 @@ func TestStemOf(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"", ".xml", "robots.txt", "-robots.txt", "a b.xml", ".hidden.xml", "x-index-0001.xml.manifest.json",
-		"sitemap-00001-0123456789.xml.gz.txt", "notes.md", "a.manifest.json.bak"} {
-		if got, ok := StemOf(name); ok && NewLayout(got).Kind(name) == Foreign {
-			t.Errorf("StemOf(%q) = %q, a stem that does not own it", name, got)
+	for name, want := range map[string]string{
+		"": "", ".xml": "", "robots.txt": "", "-robots.txt": "", "a b.xml": "", ".hidden.xml": "",
+		"x-index-0001.xml.manifest.json": "x-index-0001.xml", "sitemap-00001-0123456789.xml.gz": "",
+		"sitemap-000001-0123456789.xml.gz.txt": "", "notes.md": "", "a.manifest.json.bak": "",
+		"sitemap-000001-012345678.xml.gz": "", "sitemap-news-01.xml.gz": "", "sitemap-a-index-1.xml": "sitemap-a-index-1",
+	} {
+		if got, ok := StemOf(name); got != want || ok != (want != "") {
+			t.Errorf("StemOf(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
 	if got, ok := StemOf("sitemap-index-0001.xml"); !ok || got != "sitemap" {

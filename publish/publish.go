@@ -149,6 +149,7 @@ type Tx struct {
 	before   []string             // the store's files at Begin
 	info     map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
 	prev     *Manifest            // the published manifest, nil if none
+	rooted   bool                 // the store held the root at Begin: prev was live (not a first publish that died)
 	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
 	known    map[string]File      // files of kept generations present in the store
 	dated    map[string]File      // files of kept generations that carry a Modified, by name
@@ -225,6 +226,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 			return nil, fmt.Errorf("%s: %w", store, err)
 		}
 	}
+	t.rooted = t.had(l.Root())
 	if t.prev != nil {
 		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
 			return nil, fmt.Errorf("%s: %w", store, err)
@@ -553,8 +555,14 @@ func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
 }
 
 // Published returns the manifest of the set published before this
-// publish, nil when there is none.
-func (t *Tx) Published() *Manifest { return t.prev }
+// publish, nil when there is none: a manifest without its root (a first
+// publish that died before its switch) was never live.
+func (t *Tx) Published() *Manifest {
+	if !t.rooted {
+		return nil
+	}
+	return t.prev
+}
 
 // Transfers reports the files written so far and those skipped because
 // the store already held their bytes, with the names of the skipped.
@@ -756,7 +764,7 @@ func (t *Tx) compare(res *Result, files []File) {
 // checkShrink refuses a set whose URL count fell by more than MaxShrink
 // against the published manifest.
 func (t *Tx) checkShrink(urls int64) error {
-	if t.prev == nil || t.opt.Force || t.prev.URLs == 0 {
+	if t.Published() == nil || t.opt.Force || t.prev.URLs == 0 {
 		return nil
 	}
 	was := t.prev.URLs

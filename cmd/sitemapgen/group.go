@@ -67,7 +67,7 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 	if placed {
 		g.Place = f.placeGroup(ctx, cfg, log)
 		if strings.Contains(f.out, groupPlaceholder) {
-			g.Vanished = f.vanishedGroups(cfg.Name, log)
+			g.Vanished = f.vanishedGroups(cfg, log)
 		}
 		if strings.Contains(f.out, groupPlaceholder) && cfg.Uploads == 0 {
 			cfg.Uploads = sink.LocalConnections
@@ -140,8 +140,10 @@ func (f *generateFlags) placeGroup(ctx context.Context, cfg *pipeline.Config, lo
 // files of such a set but not its root is what a first publish left that
 // died before its switch: nothing lists those files, and no run of this
 // input would ever touch them, so they are deleted (and the folder, when
-// that leaves it empty), under the destination's lock, unless dry.
-func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx context.Context, have []string) ([]string, error) {
+// that leaves it empty), under the destination's lock, unless dry or
+// unless a vanished group refuses the run (cfg: Force, MaxShrink).
+func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) func(ctx context.Context, have []string) ([]string, error) {
+	name := cfg.Name
 	return func(ctx context.Context, have []string) ([]string, error) {
 		dests, err := groupDests(ctx, f.out, f.newSink)
 		if err != nil {
@@ -153,6 +155,7 @@ func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx c
 		}
 		l := publish.NewLayout(name)
 		var gone []string
+		var dead []groupDest // a first publish's leftovers
 		for _, gd := range dests {
 			if known[gd.group] {
 				continue
@@ -186,9 +189,12 @@ func (f *generateFlags) vanishedGroups(name string, log *slog.Logger) func(ctx c
 				gone = append(gone, gd.group)
 			case root: // a root without a manifest is no set of ours
 			case ours:
-				if err := f.discard(ctx, gd, l, log); err != nil {
-					return nil, err
-				}
+				dead = append(dead, gd)
+			}
+		}
+		if len(gone) == 0 || cfg.Force || cfg.MaxShrink >= 1 { // not a refused run's
+			for _, gd := range dead {
+				f.discard(ctx, gd, l, log)
 			}
 		}
 		slices.Sort(gone)
@@ -229,39 +235,44 @@ func groupDests(ctx context.Context, out string, open func(context.Context, stri
 }
 
 // discard deletes, under its lock, the files of the set l names in the
-// group's destination gd, which holds no root of it (see vanishedGroups),
-// and a folder that this leaves empty. A lock another run holds leaves
-// them for a later night.
-func (f *generateFlags) discard(ctx context.Context, gd groupDest, l publish.Layout, log *slog.Logger) error {
+// group's destination gd, which held no root of it (see vanishedGroups),
+// and a folder that this leaves empty. A failure is a warning: the files
+// harm nothing, and the next run tries again.
+func (f *generateFlags) discard(ctx context.Context, gd groupDest, l publish.Layout, log *slog.Logger) {
 	if f.dryRun {
 		log.Warn("groups: would delete the files of a set never published (a first publish that died before its switch)", "group", gd.group, "destination", gd.out)
-		return nil
+		return
+	}
+	fail := func(err error) {
+		log.Warn("groups: could not delete the files of a set never published (the next run tries again)", "group", gd.group, "destination", gd.out, "err", err)
 	}
 	store, err := f.newSink(ctx, gd.out)
 	if err != nil {
-		return err
+		fail(err)
+		return
 	}
 	d, err := publish.OpenDestination(ctx, store, l, publish.Options{LockTTL: f.lockTTL, Log: log})
-	if errors.Is(err, sink.ErrLocked) {
-		log.Warn("groups: the files of a set never published are left: another run holds its destination", "group", gd.group, "err", err)
-		return nil
-	}
 	if err != nil {
-		return fmt.Errorf("group %q: %w", gd.group, err)
+		fail(err) // another run holds it, perhaps publishing the group: its files are left
+		return
 	}
-	deleted, err := d.Discard(ctx, l)
+	deleted, err := d.Discard(ctx, l) // refused if the root came since the listing
 	d.Close(ctx)
 	if err != nil {
-		return fmt.Errorf("group %q: deleting the files of a set never published: %w", gd.group, err)
+		fail(err)
+		return
 	}
 	log.Warn("groups: deleted the files of a set never published (a first publish that died before its switch), not in the input now",
 		"group", gd.group, "destination", gd.out, "files", len(deleted))
 	if !f.isS3() {
-		if err := os.Remove(gd.out); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
-			log.Warn("groups: could not remove the emptied folder", "folder", gd.out, "err", err)
-		}
+		rmdir(gd.out)
 	}
-	return nil
+}
+
+// rmdir removes the folder dir if it is empty, and not if it is a link to
+// one (a group's folder may be).
+func rmdir(dir string) {
+	syscall.Rmdir(dir) // ENOTEMPTY, ENOTDIR: left, as it should be
 }
 
 // madeFolders are the groups' folders a run made (sink.NewLocal makes
@@ -299,7 +310,7 @@ func (m *madeFolders) remove() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := len(m.dirs) - 1; i >= 0; i-- {
-		os.Remove(m.dirs[i]) // fails, as it should, on a folder that holds anything
+		rmdir(m.dirs[i])
 	}
 	m.dirs = nil
 }

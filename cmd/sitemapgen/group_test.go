@@ -23,6 +23,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/sitemapgen/sitemapgen/sink"
 )
@@ -387,7 +388,7 @@ func TestVanishedGroupsSegment(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &generateFlags{out: filepath.Join(dir, "site-{group}.x", "sm")}
-	gone, err := f.vanishedGroups("sitemap", slog.New(slog.DiscardHandler))(context.Background(), []string{"a"})
+	gone, err := f.vanishedGroups(&pipeline.Config{Name: "sitemap"}, slog.New(slog.DiscardHandler))(context.Background(), []string{"a"})
 	if err != nil || !slices.Equal(gone, []string{"b", "f"}) {
 		t.Fatalf("vanished %q, %v; want [b f]", gone, err)
 	}
@@ -684,6 +685,14 @@ func TestNeverPublishedGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		left := append(withPrefix(out, "sitemap-newsec"), "sitemap-other-000001-0123456789.xml.gz")
+		// A run refused (group b, published, has vanished) deletes nothing.
+		write(map[string]int{"a": 30})
+		if code, stderr := gen(out); code != 1 || !strings.Contains(stderr, `group "b" is published`) {
+			t.Fatalf("night without b: exit %d, want 1\n%s", code, stderr)
+		}
+		if got := len(withPrefix(out, "sitemap-newsec")); got != 4 {
+			t.Errorf("a refused run deleted files: %d of newsec's 4 left", got)
+		}
 		write(nights)
 		if code, stderr := gen(out, "--dry-run"); code != 0 {
 			t.Fatalf("dry run: exit %d\n%s", code, stderr)
@@ -709,6 +718,38 @@ func TestNeverPublishedGroup(t *testing.T) {
 		}
 	})
 
+	t.Run("in the input", func(t *testing.T) {
+		// A group whose first publish died is not held to --max-shrink
+		// against the manifest it left: that set was never live.
+		out := filepath.Join(t.TempDir(), "out")
+		write(withNew)
+		if code, stderr := gen(out); code != 0 {
+			t.Fatalf("night 1: exit %d\n%s", code, stderr)
+		}
+		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt")
+		write(map[string]int{"a": 30, "b": 20, "newsec": 2})
+		if code, stderr := gen(out); code != 0 {
+			t.Fatalf("night 2 with 2 of newsec's 25 rows: exit %d, want 0\n%s", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out, "sitemap-newsec.xml")); err != nil {
+			t.Errorf("newsec not published: %v", err)
+		}
+		// Every row of a group rejected: no shrink of a set never live.
+		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt")
+		write(nights)
+		f, err := os.OpenFile(input, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("https://elsewhere.example/x,newsec\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if code, stderr := gen(out); code != 0 {
+			t.Fatalf("night 3, newsec's one row rejected: exit %d, want 0\n%s", code, stderr)
+		}
+	})
+
 	t.Run("own folder", func(t *testing.T) {
 		sites := t.TempDir()
 		out := filepath.Join(sites, "{group}")
@@ -723,13 +764,38 @@ func TestNeverPublishedGroup(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(newsec, ".sitemap.lock"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// A group's folder that is a link to one: the leftovers go, the
+		// link and its folder stay.
+		linked := filepath.Join(t.TempDir(), "linked")
+		if err := os.MkdirAll(linked, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(linked, "sitemap-000001-0123456789.xml.gz"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(linked, filepath.Join(sites, "linked")); err != nil {
+			t.Fatal(err)
+		}
 		write(nights)
-		code, stderr := gen(out, "--public-url", base+"{group}/")
+		code, stderr := gen(out, "--public-url", base+"{group}/", "--dry-run")
+		if code != 0 || !strings.Contains(stderr, "would delete") {
+			t.Fatalf("dry run: exit %d, want 0 and what it would delete\n%s", code, stderr)
+		}
+		if ents, err := os.ReadDir(newsec); err != nil || len(ents) != 4 { // 3 sitemaps, the lock's file
+			t.Fatalf("a dry run changed newsec's folder: %d files, %v", len(ents), err)
+		}
+		code, stderr = gen(out, "--public-url", base+"{group}/")
 		if code != 0 || !strings.Contains(stderr, "never published") {
 			t.Fatalf("night 2 without newsec: exit %d, want 0 and a warning\n%s", code, stderr)
 		}
 		if _, err := os.Stat(newsec); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("newsec's folder after night 2: %v; want it gone", err)
+		}
+		if ents, err := os.ReadDir(filepath.Join(sites, "linked")); err != nil || len(ents) != 0 {
+			t.Errorf("the linked group's folder: %d files, %v; want the link, emptied", len(ents), err)
+		}
+		if err := os.Remove(filepath.Join(sites, "linked")); err != nil {
+			t.Fatal(err)
 		}
 		// A run refused (a 90% shrink of a) after it made a new group's
 		// folder leaves no folder behind.

@@ -112,6 +112,10 @@ func (f *unlockFlags) unlockGroups(ctx context.Context, stdout, stderr io.Writer
 		}
 		return s, nil
 	}
+	if strings.HasPrefix(f.out, "s3://"+groupPlaceholder) {
+		fmt.Fprintf(stderr, "sitemapgen unlock: --out %s: a bucket per group is not listed: unlock each group's with its bucket in --out\nRun 'sitemapgen help unlock' for usage.\n", f.out)
+		return exitUsage
+	}
 	dests, err := groupDests(ctx, f.out, open)
 	if err != nil {
 		fmt.Fprintf(stderr, "sitemapgen unlock: --out %s: %v\n", f.out, err)
@@ -125,6 +129,11 @@ func (f *unlockFlags) unlockGroups(ctx context.Context, stdout, stderr io.Writer
 	for _, gd := range dests {
 		u := *f
 		u.out = gd.out
+		if !strings.HasPrefix(gd.out, "s3://") {
+			if _, err := os.Stat(gd.out); errors.Is(err, fs.ErrNotExist) {
+				continue // the pattern's folder is not there (sites/x without sitemaps/): no group's
+			}
+		}
 		store, err := u.locker(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "sitemapgen unlock: group %q: %v\n", gd.group, err)
@@ -215,8 +224,9 @@ func (f *unlockFlags) command(force bool) string {
 // given: unlock clears every group's at once.
 func lockedHint(e *sink.LockedError, g *generateFlags) string {
 	u := unlockFlags{out: g.out, name: g.name, s3Endpoint: g.s3Endpoint, s3PathStyle: g.s3PathStyle}
-	if e.Expiry && strings.Contains(g.out, groupPlaceholder) && strings.HasSuffix(e.Lock, "/"+publish.NewLayout(g.name).Lock()) {
-		return u.hint(e) + " (every group's folder has a lock of its own: this command clears them all)"
+	if e.Expiry && strings.Contains(g.out, groupPlaceholder) && !strings.HasPrefix(g.out, "s3://"+groupPlaceholder) &&
+		strings.HasSuffix(e.Lock, "/"+publish.NewLayout(g.name).Lock()) {
+		return u.hint(e) + " (every group's destination has a lock of its own: this command clears them all, live ones too; without --force it clears the expired ones and names the live)"
 	}
 	if i := strings.LastIndexByte(e.Lock, '/'); i >= 0 {
 		if name, ok := strings.CutSuffix(e.Lock[i+1:], ".lock"); ok && len(name) > 1 && name[0] == '.' {

@@ -244,19 +244,16 @@ func TestUnlockGroupsS3(t *testing.T) {
 		t.Fatalf("night 1: exit %d\n%s", code, stderr)
 	}
 	ctx := context.Background()
-	var locks []sink.Lock
 	for g := range 6 {
 		s, err := sink.NewS3(ctx, sink.S3Options{Bucket: e.bucket, Prefix: fmt.Sprintf("%ss%d/sm/", e.prefix, g), Endpoint: e.ep, PathStyle: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lk, err := s.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "sitemapgen pid 7 on etl-9"}, time.Hour)
-		if err != nil {
+		// Taken, never released: a dead run's lock looks live until it expires.
+		if _, err := s.Lock(ctx, ".sitemap.lock", sink.Holder{Owner: "sitemapgen pid 7 on etl-9"}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		locks = append(locks, lk) // never released: the run died
 	}
-	_ = locks
 	before := s3test.Keys(t, e.c, e.bucket, "")
 	code, stderr := gen()
 	want := "sitemapgen unlock --force --out '" + out + "' --s3-endpoint " + e.ep + " --s3-path-style"
@@ -283,5 +280,32 @@ func TestUnlockGroupsS3(t *testing.T) {
 	}
 	if code, stderr := gen(); code != 0 {
 		t.Fatalf("night 2 after unlock: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestUnlockGroupsFolder: with {group} in a folder's --out, a folder the
+// pattern's segment matches but without the rest of the path is no
+// group's (not an error); a dead run's lock file in a group's folder is
+// removed; a bucket per group cannot be listed (usage error).
+func TestUnlockGroupsFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a/sm", "b/sm", "notes"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b/sm/.sitemap.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "{group}", "sm")
+	code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "removed the lock "+filepath.Join(dir, "b/sm")+"/.sitemap.lock") || !strings.Contains(stdout, "1 locks removed") {
+		t.Fatalf("unlock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 0 || !strings.Contains(stdout, "no lock: none in the 3 group destinations") {
+		t.Fatalf("unlock again: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := sitemapgen(t, "", "unlock", "--out", "s3://{group}/sm"); code != 2 || !strings.Contains(stderr, "a bucket per group") {
+		t.Fatalf("a bucket per group: exit %d\n%s", code, stderr)
 	}
 }
