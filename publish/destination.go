@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"slices"
@@ -25,6 +26,7 @@ type Destination struct {
 	store sink.Store
 	name  string // the lock's set, for messages
 	lock  sink.Lock
+	ttl   time.Duration // of the locks taken (Discard)
 	log   *slog.Logger
 
 	before []string
@@ -96,16 +98,15 @@ func (d *Destination) confirm(ctx context.Context) error {
 // side) a live lock of any set NAME-… there refuses the run: a run of a
 // group's set alone. The lock is held until Close.
 func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Destination, err error) {
-	d := &Destination{store: store, name: l.Stem(), log: opt.Log}
+	d := &Destination{store: store, name: l.Stem(), log: opt.Log, ttl: opt.LockTTL}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	if d.ttl <= 0 {
+		d.ttl = DefaultLockTTL
+	}
 	if lk, ok := store.(sink.Locker); ok {
-		ttl := opt.LockTTL
-		if ttl <= 0 {
-			ttl = DefaultLockTTL
-		}
-		if d.lock, err = lockWaiting(ctx, lk, l.Lock(), sink.Holder{Owner: owner(), Groups: opt.Groups}, ttl, opt.LockWait, d.log); err != nil {
+		if d.lock, err = lockWaiting(ctx, lk, l.Lock(), sink.Holder{Owner: owner(), Groups: opt.Groups}, d.ttl, opt.LockWait, d.log); err != nil {
 			return nil, err
 		}
 	}
@@ -180,12 +181,36 @@ func (d *Destination) held(name string) bool {
 // of a first publish that died before its switch (Unrooted). A set whose
 // root is there is published, and is refused. It returns the names
 // deleted.
+//
+// A set of another name than d's is deleted under its own lock too, taken
+// over if expired (an error wrapping sink.ErrLocked if live): a run of
+// that set alone may be paused, not dead, past its lock's expiry (a
+// frozen container), and must find its lock lost, and publish nothing,
+// rather than switch to a root whose sitemaps are gone. Its root is
+// looked for again once the lock is held.
 func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
 	if d.held(l.Root()) {
 		return nil, fmt.Errorf("%s: the set %s is published (%s): not discarded", d.store, l.Stem(), l.Root())
 	}
 	if err := d.confirmHeld(ctx); err != nil {
 		return nil, err
+	}
+	if lk, ok := d.store.(sink.Locker); ok && l.Stem() != d.name {
+		lock, err := lockWaiting(ctx, lk, l.Lock(), sink.Holder{Owner: owner()}, d.ttl, 0, d.log)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
+				d.log.Warn("release a discarded set's lock", "lock", l.Lock(), "err", err)
+			}
+		}()
+		switch _, err := d.store.Get(ctx, l.Root()); {
+		case err == nil:
+			return nil, fmt.Errorf("%s: the set %s was published since the listing (%s): not discarded", d.store, l.Stem(), l.Root())
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
 	}
 	var plan []string
 	for _, n := range d.before {

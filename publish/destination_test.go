@@ -309,7 +309,28 @@ func TestDestinationUnrooted(t *testing.T) {
 	if _, err := d.Discard(ctx, a); err == nil {
 		t.Error("Discard of a published set: no error")
 	}
-	deleted, err := d.Discard(ctx, b)
+	// A run of s-b alone that lives (holds its lock): nothing of it goes.
+	live, err := store.Lock(ctx, b.Lock(), sink.Holder{Owner: "a run of s-b alone"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := d.Discard(ctx, b); !errors.Is(err, sink.ErrLocked) || len(deleted) > 0 {
+		t.Fatalf("Discard under a live lock: deleted %q, %v; want nothing, ErrLocked", deleted, err)
+	}
+	if err := live.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A root that came since the listing: published, not discarded.
+	if err := os.WriteFile(filepath.Join(dir, c.Root()), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := d.Discard(ctx, c); err == nil || len(deleted) > 0 {
+		t.Fatalf("Discard of a set whose root came since: deleted %q, %v; want an error", deleted, err)
+	}
+	if err := os.Remove(filepath.Join(dir, c.Root())); err != nil {
+		t.Fatal(err)
+	}
+	deleted, err := d.Discard(ctx, b) // and the dead run's lock file, taken over and released
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +349,7 @@ func TestDestinationUnrooted(t *testing.T) {
 	if wantC := []string{c.Shard(1, sum), c.Index(1)}; !slices.Equal(deleted, wantC) {
 		t.Errorf("deleted %q; want %q", deleted, wantC)
 	}
-	want = append(want, c.Shard(1, sum), c.Index(1))
+	want = append(want, c.Shard(1, sum), c.Index(1), b.Lock())
 	for _, n := range files {
 		_, err := os.Stat(filepath.Join(dir, n))
 		if gone := errors.Is(err, os.ErrNotExist); gone != slices.Contains(want, n) {

@@ -153,12 +153,30 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 		for _, g := range have {
 			known[g] = true
 		}
+		// A link beside the groups' folders to one of the run's is that
+		// group's, under another name: not a group gone.
+		var real map[string]bool
+		if !f.isS3() {
+			real = map[string]bool{}
+			for _, gd := range dests {
+				if known[gd.group] {
+					if p, err := filepath.EvalSymlinks(gd.out); err == nil {
+						real[p] = true
+					}
+				}
+			}
+		}
 		l := publish.NewLayout(name)
 		var gone []string
 		var dead []groupDest // a first publish's leftovers
 		for _, gd := range dests {
 			if known[gd.group] {
 				continue
+			}
+			if gd.linked {
+				if p, err := filepath.EvalSymlinks(gd.out); err == nil && real[p] {
+					continue
+				}
 			}
 			names, err := f.list(ctx, gd.out)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -188,6 +206,10 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 			case root && manifest:
 				gone = append(gone, gd.group)
 			case root: // a root without a manifest is no set of ours
+			case ours && gd.linked:
+				// Linked from elsewhere: perhaps not a first publish's at all.
+				log.Warn("groups: files of a set never published are left: the group's folder is a link, to something this run did not make",
+					"group", gd.group, "destination", gd.out)
 			case ours:
 				dead = append(dead, gd)
 			}
@@ -203,7 +225,10 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 }
 
 // groupDest is a group's destination: --out with the group's name.
-type groupDest struct{ group, out string }
+type groupDest struct {
+	group, out string
+	linked     bool // the folder named after the group is a symbolic link
+}
 
 // groupDests returns the destinations, in the folder that holds the
 // groups' folders of out (a pattern holding {group}), of the names that
@@ -228,7 +253,12 @@ func groupDests(ctx context.Context, out string, open func(context.Context, stri
 		if n, r := pipeline.GroupName(nil, []byte(g)); r != encode.OK || string(n) != g {
 			continue // no group is named so: not a group's folder
 		}
-		dests = append(dests, groupDest{g, strings.ReplaceAll(out, groupPlaceholder, g)})
+		gd := groupDest{group: g, out: strings.ReplaceAll(out, groupPlaceholder, g)}
+		if !strings.HasPrefix(parent, "s3://") {
+			fi, err := os.Lstat(filepath.Join(parent, folder))
+			gd.linked = err == nil && fi.Mode()&fs.ModeSymlink != 0
+		}
+		dests = append(dests, gd)
 	}
 	slices.SortFunc(dests, func(a, b groupDest) int { return strings.Compare(a.group, b.group) })
 	return dests, nil

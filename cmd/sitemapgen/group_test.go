@@ -764,8 +764,9 @@ func TestNeverPublishedGroup(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(newsec, ".sitemap.lock"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// A group's folder that is a link to one: the leftovers go, the
-		// link and its folder stay.
+		// A group's folder that is a link, to something the run did not
+		// make (a backup, a copy): its files stay, with a warning. A link
+		// to a group of the run is that group's: not a group gone.
 		linked := filepath.Join(t.TempDir(), "linked")
 		if err := os.MkdirAll(linked, 0o755); err != nil {
 			t.Fatal(err)
@@ -774,6 +775,9 @@ func TestNeverPublishedGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := os.Symlink(linked, filepath.Join(sites, "linked")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(sites, "a"), filepath.Join(sites, "alias")); err != nil {
 			t.Fatal(err)
 		}
 		write(nights)
@@ -785,17 +789,19 @@ func TestNeverPublishedGroup(t *testing.T) {
 			t.Fatalf("a dry run changed newsec's folder: %d files, %v", len(ents), err)
 		}
 		code, stderr = gen(out, "--public-url", base+"{group}/")
-		if code != 0 || !strings.Contains(stderr, "never published") {
+		if code != 0 || !strings.Contains(stderr, "never published") || !strings.Contains(stderr, "is a link") {
 			t.Fatalf("night 2 without newsec: exit %d, want 0 and a warning\n%s", code, stderr)
 		}
 		if _, err := os.Stat(newsec); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("newsec's folder after night 2: %v; want it gone", err)
 		}
-		if ents, err := os.ReadDir(filepath.Join(sites, "linked")); err != nil || len(ents) != 0 {
-			t.Errorf("the linked group's folder: %d files, %v; want the link, emptied", len(ents), err)
+		if ents, err := os.ReadDir(filepath.Join(sites, "linked")); err != nil || len(ents) != 1 {
+			t.Errorf("the linked group's folder: %d files, %v; want its file left", len(ents), err)
 		}
-		if err := os.Remove(filepath.Join(sites, "linked")); err != nil {
-			t.Fatal(err)
+		for _, l := range []string{"linked", "alias"} {
+			if err := os.Remove(filepath.Join(sites, l)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// A run refused (a 90% shrink of a) after it made a new group's
 		// folder leaves no folder behind.

@@ -130,7 +130,7 @@ func (f *unlockFlags) unlockGroups(ctx context.Context, stdout, stderr io.Writer
 		u := *f
 		u.out = gd.out
 		if !strings.HasPrefix(gd.out, "s3://") {
-			if _, err := os.Stat(gd.out); errors.Is(err, fs.ErrNotExist) {
+			if fi, err := os.Stat(gd.out); errors.Is(err, fs.ErrNotExist) || err == nil && !fi.IsDir() {
 				continue // the pattern's folder is not there (sites/x without sitemaps/): no group's
 			}
 		}

@@ -289,10 +289,13 @@ func TestUnlockGroupsS3(t *testing.T) {
 // removed; a bucket per group cannot be listed (usage error).
 func TestUnlockGroupsFolder(t *testing.T) {
 	dir := t.TempDir()
-	for _, d := range []string{"a/sm", "b/sm", "notes"} {
+	for _, d := range []string{"a/sm", "b/sm", "notes", "filesm"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "filesm", "sm"), nil, 0o644); err != nil { // a file, not a folder
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "b/sm/.sitemap.lock"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -302,7 +305,7 @@ func TestUnlockGroupsFolder(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "removed the lock "+filepath.Join(dir, "b/sm")+"/.sitemap.lock") || !strings.Contains(stdout, "1 locks removed") {
 		t.Fatalf("unlock: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 0 || !strings.Contains(stdout, "no lock: none in the 3 group destinations") {
+	if code, stdout, stderr := sitemapgen(t, "", "unlock", "--out", out); code != 0 || !strings.Contains(stdout, "no lock: none in the 4 group destinations") {
 		t.Fatalf("unlock again: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if code, _, stderr := sitemapgen(t, "", "unlock", "--out", "s3://{group}/sm"); code != 2 || !strings.Contains(stderr, "a bucket per group") {
