@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/sitemapgen/sitemapgen/internal/s3test"
 	"github.com/sitemapgen/sitemapgen/internal/xmltest"
 	"github.com/sitemapgen/sitemapgen/pipeline"
@@ -835,4 +838,73 @@ func subset(want, have []string) bool {
 		}
 	}
 	return true
+}
+
+// TestNeverPublishedGroupS3: in a shared S3 prefix, a never-published
+// group's files are deleted under that set's own lock: a dead run's lock
+// (expired) is taken over and removed with them. A live one (a run of that
+// group alone, perhaps only paused) refuses the grouped run, which then
+// deletes nothing.
+func TestNeverPublishedGroupS3(t *testing.T) {
+	e := newS3Env(t)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.csv")
+	write := func(sections ...string) {
+		var b strings.Builder
+		b.WriteString("loc,section\n")
+		for _, sec := range sections {
+			for i := range 20 {
+				fmt.Fprintf(&b, "%s%s/%d,%s\n", base, sec, i, sec)
+			}
+		}
+		if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := func() (int, string) {
+		code, _, stderr := sitemapgen(t, "", "generate", "--group-by", "section", "--public-url", base, "--max-urls", "10",
+			"--out", "s3://"+e.bucket+"/"+e.prefix, "--s3-endpoint", e.ep, "--s3-path-style", input)
+		return code, stderr
+	}
+	keys := func(prefix string) []string { return s3test.Keys(t, e.c, e.bucket, e.prefix+prefix) }
+	write("a", "g", "h")
+	if code, stderr := gen(); code != 0 {
+		t.Fatalf("night 1: exit %d\n%s", code, stderr)
+	}
+	// g's and h's first publishes died before their roots: g's run left
+	// its lock (expired); a run of h alone holds its own.
+	for _, g := range []string{"g", "h"} {
+		for _, k := range []string{"sitemap-" + g + ".xml", "sitemap-" + g + "-robots.txt"} {
+			if _, err := e.c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(e.bucket), Key: aws.String(e.prefix + k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s3test.Put(t, e.c, e.bucket, e.prefix+".sitemap-g.lock", []byte(deadLock))
+	s, err := sink.NewS3(context.Background(), sink.S3Options{Bucket: e.bucket, Prefix: e.prefix, Endpoint: e.ep, PathStyle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := s.Lock(context.Background(), ".sitemap-h.lock", sink.Holder{Owner: "a run of h alone"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := keys("")
+	write("a")
+	if code, stderr := gen(); code != 1 || !strings.Contains(stderr, ".sitemap-h.lock") {
+		t.Fatalf("night 2 beside a live run of h: exit %d, want 1 naming its lock\n%s", code, stderr)
+	}
+	if after := keys(""); !slices.Equal(before, after) {
+		t.Errorf("a refused run changed the prefix: %d keys before, %d after", len(before), len(after))
+	}
+	if err := live.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := gen()
+	if code != 0 || strings.Count(stderr, "deleted the files of a set never published") != 2 {
+		t.Fatalf("night 3 without g and h: exit %d, want 0 and g's and h's files deleted\n%s", code, stderr)
+	}
+	if left := append(append(keys("sitemap-g"), keys(".sitemap-g")...), append(keys("sitemap-h"), keys(".sitemap-h")...)...); len(left) > 0 {
+		t.Errorf("left: %q", left)
+	}
 }
