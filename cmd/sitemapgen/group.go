@@ -156,7 +156,7 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 		// A link beside the groups' folders to one of the run's is that
 		// group's, under another name: not a group gone.
 		var real map[string]bool
-		if !f.isS3() {
+		if slices.ContainsFunc(dests, func(gd groupDest) bool { return gd.linked && !known[gd.group] }) {
 			real = map[string]bool{}
 			for _, gd := range dests {
 				if known[gd.group] {
