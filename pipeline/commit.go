@@ -240,13 +240,17 @@ func (r *run) vanished(ctx context.Context, sets []*set) error {
 		for _, s := range sets {
 			have[s.layout.Stem()] = true
 		}
-		for _, stem := range d.Stems(r.cfg.Name + "-") {
+		published, unrooted, err := d.Sets(ctx, r.cfg.Name+"-")
+		if err != nil {
+			return fmt.Errorf("groups: looking for published groups gone from the input: %w", err)
+		}
+		for _, stem := range published {
 			if !have[stem] {
 				gone = append(gone, strings.TrimPrefix(stem, r.cfg.Name+"-"))
 			}
 		}
 		if len(gone) == 0 || r.shrinkAllowed() { // not a refused run's
-			for _, stem := range d.Unrooted(r.cfg.Name + "-") {
+			for _, stem := range unrooted {
 				if !have[stem] {
 					r.discard(ctx, d, publish.NewLayout(stem))
 				}

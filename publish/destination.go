@@ -128,31 +128,40 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 // Store returns the store.
 func (d *Destination) Store() sink.Store { return d.store }
 
-// Stems returns the stems, starting with prefix, of the sets published in
-// the store when it was opened (their manifest and root were there): for
-// a grouped run, the groups published before.
-func (d *Destination) Stems(prefix string) []string {
-	var stems []string
+// Sets returns the stems, starting with prefix, of the sets in the store
+// when it was opened: those published (their manifest and root were
+// there, or a manifest that proves the set was live, Manifest.Live: a
+// root lost is no first publish), and those unrooted, whose files were
+// there but not their root and no such manifest: what a first publish
+// left that died before its switch. Nothing lists those files, and no
+// crawler was ever given them. A manifest that cannot be read counts as
+// published: its set is not one to delete.
+func (d *Destination) Sets(ctx context.Context, prefix string) (published, unrooted []string, err error) {
 	for _, stem := range d.stems(prefix) {
-		if d.held(NewLayout(stem).Root()) && d.held(NewLayout(stem).Manifest()) {
-			stems = append(stems, stem)
+		l := NewLayout(stem)
+		switch {
+		case d.held(l.Root()):
+			if d.held(l.Manifest()) {
+				published = append(published, stem)
+			}
+			continue
+		case !d.held(l.Manifest()):
+			unrooted = append(unrooted, stem)
+			continue
+		}
+		m, _, err := ReadManifest(ctx, d.store, l)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || err == nil && m == nil: // gone since the listing
+			unrooted = append(unrooted, stem)
+		case err != nil && ctx.Err() != nil:
+			return nil, nil, err
+		case err != nil, m.Live():
+			published = append(published, stem)
+		default:
+			unrooted = append(unrooted, stem)
 		}
 	}
-	return stems
-}
-
-// Unrooted returns the stems, starting with prefix, of the sets whose
-// files the store held when it was opened but not their root: what a
-// first publish left that died before its switch. Nothing lists those
-// files, and no crawler was ever given them.
-func (d *Destination) Unrooted(prefix string) []string {
-	var stems []string
-	for _, stem := range d.stems(prefix) {
-		if !d.held(NewLayout(stem).Root()) {
-			stems = append(stems, stem)
-		}
-	}
-	return stems
+	return published, unrooted, nil
 }
 
 // stems returns the stems, starting with prefix, of every set with a file
@@ -178,7 +187,7 @@ func (d *Destination) held(name string) bool {
 
 // Discard deletes the files of the set l names that the store held when
 // it was opened, its manifest included, but not its lock: the leftovers
-// of a first publish that died before its switch (Unrooted). A set whose
+// of a first publish that died before its switch (Sets). A set whose
 // root is there is published, and is refused. It returns the names
 // deleted.
 //

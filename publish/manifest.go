@@ -37,13 +37,19 @@ type Manifest struct {
 	Previous   []Generation `json:"previous,omitempty"` // newest first, at most the kept generations
 }
 
+// Live reports whether m proves its set was live once without its root
+// to show it: a generation after the first, or earlier generations kept.
+// A first publish's manifest proves nothing (its run may have died
+// between it and the root, the switch), and a nil m nothing either.
+func (m *Manifest) Live() bool { return m != nil && (m.Generation > 1 || len(m.Previous) > 0) }
+
 // Generations returns the generations m describes, newest first: the one
 // published (its Files), then the kept earlier ones. A nil m has none.
 func (m *Manifest) Generations() []Generation {
 	if m == nil {
 		return nil
 	}
-	return append([]Generation{{Generation: m.Generation, Time: m.Time, Files: m.Files}}, m.Previous...)
+	return append([]Generation{{Generation: m.Generation, Time: m.Time, URLs: m.URLs, Files: m.Files}}, m.Previous...)
 }
 
 // File is one file of a generation. Size and SHA256 describe its bytes as
@@ -114,6 +120,7 @@ const gzipTrailer = 8
 type Generation struct {
 	Generation int64     `json:"generation"` // 0: files found without a manifest
 	Time       time.Time `json:"time"`
+	URLs       int64     `json:"urls,omitempty"` // 0: not recorded (an earlier sitemapgen's)
 	Files      []File    `json:"files"`
 }
 
@@ -219,6 +226,10 @@ func (m *Manifest) sanitize(l Layout, now time.Time, force bool, log *slog.Logge
 		if !g.Time.IsZero() && (g.Time.After(now) || g.Time.Year() < 2000) {
 			log.Warn("manifest: dropped a kept generation's time out of range", "field", field, "time", g.Time.Format(time.RFC3339))
 			g.Time = time.Time{}
+		}
+		if g.URLs < 0 || g.URLs > maxCount {
+			log.Warn("manifest: dropped a kept generation's URL count out of range", "field", field, "urls", g.URLs)
+			g.URLs = 0
 		}
 		g.Files = sanitizeFiles(g.Files, l, now, log, field+".files")
 		prev = append(prev, g)

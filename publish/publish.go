@@ -149,7 +149,7 @@ type Tx struct {
 	before   []string             // the store's files at Begin
 	info     map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
 	prev     *Manifest            // the published manifest, nil if none
-	rooted   bool                 // the store held the root at Begin: prev was live (not a first publish that died)
+	wasLive  bool                 // prev was live: its root was there at Begin, or prev.Live (not a first publish that died)
 	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
 	known    map[string]File      // files of kept generations present in the store
 	dated    map[string]File      // files of kept generations that carry a Modified, by name
@@ -226,7 +226,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 			return nil, fmt.Errorf("%s: %w", store, err)
 		}
 	}
-	t.rooted = t.had(l.Root())
+	t.wasLive = t.had(l.Root()) || t.prev.Live()
 	if t.prev != nil {
 		if err := t.prev.sanitize(l, t.start, opt.Force, t.log); err != nil {
 			return nil, fmt.Errorf("%s: %w", store, err)
@@ -555,10 +555,10 @@ func (t *Tx) Reuse(ctx context.Context, name string, c Content) (File, bool) {
 }
 
 // Published returns the manifest of the set published before this
-// publish, nil when there is none: a manifest without its root (a first
-// publish that died before its switch) was never live.
+// publish, nil when there is none: a first publish's manifest without its
+// root (its run died before its switch) was never live.
 func (t *Tx) Published() *Manifest {
-	if !t.rooted {
+	if !t.wasLive {
 		return nil
 	}
 	return t.prev
@@ -764,15 +764,20 @@ func (t *Tx) compare(res *Result, files []File) {
 // checkShrink refuses a set whose URL count fell by more than MaxShrink
 // against the published manifest.
 func (t *Tx) checkShrink(urls int64) error {
-	if t.Published() == nil || t.opt.Force || t.prev.URLs == 0 {
+	if t.Published() == nil {
 		return nil
 	}
-	was := t.prev.URLs
-	if float64(urls) >= float64(was)*(1-t.opt.MaxShrink) {
+	return t.checkShrinkOf(urls, t.prev.Generations()[0])
+}
+
+// checkShrinkOf is checkShrink against generation g of the manifest.
+func (t *Tx) checkShrinkOf(urls int64, g Generation) error {
+	was := g.URLs
+	if t.opt.Force || was == 0 || float64(urls) >= float64(was)*(1-t.opt.MaxShrink) {
 		return nil
 	}
 	return fmt.Errorf("%w: %d URLs, the published set (generation %d) has %d: -%.1f%%, more than the allowed %g%%; nothing published (force to publish anyway)",
-		ErrShrink, urls, t.prev.Generation, was, 100*float64(was-urls)/float64(was), 100*t.opt.MaxShrink)
+		ErrShrink, urls, g.Generation, was, 100*float64(was-urls)/float64(was), 100*t.opt.MaxShrink)
 }
 
 func (t *Tx) sync() error {
@@ -916,6 +921,14 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 		}
 	}
 	t.live = t.liveGeneration(ctx, rootFile, p.rootSame, p.prevRoot)
+	if t.live > 0 {
+		// A run died between its manifest and its root: crawlers see an
+		// older generation, which --max-shrink protects as well (when the
+		// manifest recorded its count).
+		if err := t.checkShrinkOf(set.URLs, t.prev.Generations()[t.live]); err != nil {
+			return res, err
+		}
+	}
 	// Said only once the new lines are written: a failed run changes no
 	// line an operator should deploy.
 	robotsChanged := true

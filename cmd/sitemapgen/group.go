@@ -202,6 +202,14 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 					ours = true
 				}
 			}
+			if manifest && !root {
+				// A root lost after the set was live is no first publish's.
+				live, err := f.wasLive(ctx, gd.out, l)
+				if err != nil {
+					return nil, err
+				}
+				root = live
+			}
 			switch {
 			case root && manifest:
 				gone = append(gone, gd.group)
@@ -222,6 +230,24 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 		slices.Sort(gone)
 		return gone, nil
 	}
+}
+
+// wasLive reports whether the manifest of the set l names in out proves
+// it was live (publish.Manifest.Live). One that cannot be read counts as
+// live: its set is not one to delete.
+func (f *generateFlags) wasLive(ctx context.Context, out string, l publish.Layout) (bool, error) {
+	store, err := f.newSink(ctx, out)
+	if err != nil {
+		return false, err
+	}
+	m, _, err := publish.ReadManifest(ctx, store, l)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, err
+	case err != nil:
+		return true, nil
+	}
+	return m.Live(), nil
 }
 
 // groupDest is a group's destination: --out with the group's name.

@@ -725,31 +725,36 @@ func TestNeverPublishedGroup(t *testing.T) {
 		// A group whose first publish died is not held to --max-shrink
 		// against the manifest it left: that set was never live.
 		out := filepath.Join(t.TempDir(), "out")
-		write(withNew)
+		withRejected := func(rows map[string]int, group string) {
+			write(rows)
+			f, err := os.OpenFile(input, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString("https://elsewhere.example/x," + group + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		write(map[string]int{"a": 30, "b": 20, "newsec": 25, "new2": 10})
 		if code, stderr := gen(out); code != 0 {
 			t.Fatalf("night 1: exit %d\n%s", code, stderr)
 		}
-		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt")
-		write(map[string]int{"a": 30, "b": 20, "newsec": 2})
+		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt", "sitemap-new2.xml", "sitemap-new2-robots.txt")
+		// newsec with 2 of its 25 rows; new2's one row rejected.
+		withRejected(map[string]int{"a": 30, "b": 20, "newsec": 2}, "new2")
 		if code, stderr := gen(out); code != 0 {
-			t.Fatalf("night 2 with 2 of newsec's 25 rows: exit %d, want 0\n%s", code, stderr)
+			t.Fatalf("night 2: exit %d, want 0\n%s", code, stderr)
 		}
 		if _, err := os.Stat(filepath.Join(out, "sitemap-newsec.xml")); err != nil {
 			t.Errorf("newsec not published: %v", err)
 		}
-		// Every row of a group rejected: no shrink of a set never live.
+		// A root lost after the set was live (newsec's generation 2) is
+		// no first publish's: the shrink is refused.
 		remove(out, "sitemap-newsec.xml", "sitemap-newsec-robots.txt")
-		write(nights)
-		f, err := os.OpenFile(input, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString("https://elsewhere.example/x,newsec\n"); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		if code, stderr := gen(out); code != 0 {
-			t.Fatalf("night 3, newsec's one row rejected: exit %d, want 0\n%s", code, stderr)
+		withRejected(map[string]int{"a": 30, "b": 20}, "newsec")
+		if code, stderr := gen(out); code != 1 || !strings.Contains(stderr, `group "newsec": URL count fell too far`) {
+			t.Fatalf("night 3, newsec's root lost: exit %d, want 1 for the shrink\n%s", code, stderr)
 		}
 	})
 
@@ -906,5 +911,42 @@ func TestNeverPublishedGroupS3(t *testing.T) {
 	}
 	if left := append(append(keys("sitemap-g"), keys(".sitemap-g")...), append(keys("sitemap-h"), keys(".sitemap-h")...)...); len(left) > 0 {
 		t.Errorf("left: %q", left)
+	}
+}
+
+// TestShrinkAgainstLiveGeneration: a run killed between its manifest and
+// its root leaves the manifest ahead of what crawlers see; the next run is
+// held to --max-shrink against the live generation too, not only against
+// the manifest's that never went live (1000 live, 600 in the manifest, 310
+// now: -69% of what is served).
+func TestShrinkAgainstLiveGeneration(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	gen := func(n int, now string) (int, string) {
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100", "--now", now,
+			rowsCSV(t, n, nil))
+		return code, stderr
+	}
+	if code, stderr := gen(1000, "2026-01-01T00:00:00Z"); code != 0 {
+		t.Fatalf("night 1: exit %d\n%s", code, stderr)
+	}
+	live, err := os.ReadFile(filepath.Join(out, "sitemap.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := gen(600, "2026-01-02T00:00:00Z"); code != 0 {
+		t.Fatalf("night 2: exit %d\n%s", code, stderr)
+	}
+	// Night 2 died after its manifest: night 1's root is the live one
+	// (its 10 sitemaps are kept for the grace period).
+	if err := os.WriteFile(filepath.Join(out, "sitemap.xml"), live, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := gen(310, "2026-01-03T00:00:00Z")
+	if code != 1 || !strings.Contains(stderr, "310 URLs, the published set (generation 1) has 1000") {
+		t.Fatalf("night 3: exit %d; want 1, refused against the live generation\n%s", code, stderr)
+	}
+	if code, stderr := gen(600, "2026-01-03T00:00:00Z"); code != 0 {
+		t.Fatalf("night 3 with 600 (-40%% of the live set): exit %d\n%s", code, stderr)
 	}
 }
