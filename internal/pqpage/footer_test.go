@@ -14,20 +14,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
-)
 
-// FooterFile returns a Parquet file of md alone: no pages, only the footer,
-// which is all CheckFooter and parquet-go's OpenFile read.
-func footerFile(t testing.TB, md *format.FileMetaData) []byte {
-	t.Helper()
-	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := append([]byte("PAR1"), footer...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
-	return append(out, "PAR1"...)
-}
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+)
 
 func group(name string, children int) format.SchemaElement {
 	return format.SchemaElement{Name: name, NumChildren: thrift.New(int32(children)), RepetitionType: thrift.New(format.Optional)}
@@ -49,7 +38,7 @@ func chain(depth int) []format.SchemaElement {
 
 func checkSchemaOf(t testing.TB, s []format.SchemaElement) error {
 	t.Helper()
-	data := footerFile(t, &format.FileMetaData{Version: 1, Schema: s})
+	data := inputtest.FooterOnly(t, &format.FileMetaData{Version: 1, Schema: s})
 	return CheckFooter(bytes.NewReader(data), int64(len(data)))
 }
 
@@ -214,7 +203,7 @@ func TestFooterCost(t *testing.T) {
 	}
 	for _, n := range []int{100, 20000} {
 		for name, md := range footerShapes(n) {
-			data := footerFile(t, md)
+			data := inputtest.FooterOnly(t, md)
 			footer := data[4 : len(data)-8]
 			cost, err := footerCost(footer)
 			if err != nil {

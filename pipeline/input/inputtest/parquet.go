@@ -3,8 +3,11 @@ package inputtest
 import (
 	"bytes"
 	"encoding/binary"
+	"testing"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // Hostile Parquet footers, written byte by byte in Thrift's compact
@@ -120,5 +123,18 @@ func ParquetGzipPages(names []string, size int) []byte {
 	md = md.field(0, 0)
 	out = append(out, md...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(md)))
+	return append(out, "PAR1"...)
+}
+
+// FooterOnly returns a Parquet file of md alone: no pages, only the
+// footer, which is all a reader's checks of the footer read.
+func FooterOnly(t testing.TB, md *format.FileMetaData) []byte {
+	t.Helper()
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte("PAR1"), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
 	return append(out, "PAR1"...)
 }

@@ -2,7 +2,6 @@ package pqread
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime/metrics"
@@ -50,19 +49,6 @@ func TestParquetDuplicateColumn(t *testing.T) {
 	}
 }
 
-// footerOnly returns a Parquet file of md alone: no pages, only the footer,
-// which is all NewReader reads.
-func footerOnly(t testing.TB, md *format.FileMetaData) []byte {
-	t.Helper()
-	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := append([]byte("PAR1"), footer...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
-	return append(out, "PAR1"...)
-}
-
 // deepSchema returns a file whose loc column is nested depth levels deep
 // through groups of one child: a few bytes per level.
 func deepSchema(t testing.TB, depth int) []byte {
@@ -71,7 +57,7 @@ func deepSchema(t testing.TB, depth int) []byte {
 		s = append(s, format.SchemaElement{Name: "g", NumChildren: thrift.New(int32(1)), RepetitionType: thrift.New(format.Optional)})
 	}
 	s = append(s, format.SchemaElement{Name: "loc", Type: thrift.New(format.ByteArray), RepetitionType: thrift.New(format.Optional)})
-	return footerOnly(t, &format.FileMetaData{Version: 1, Schema: s})
+	return inputtest.FooterOnly(t, &format.FileMetaData{Version: 1, Schema: s})
 }
 
 // TestParquetDeepSchema: a schema nested thousands of levels deep is
