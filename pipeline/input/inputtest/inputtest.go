@@ -18,6 +18,7 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
+	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
 // Fixtures is the folder of the columnar fixtures (testdata/columnar of
@@ -287,5 +288,37 @@ func CheckLongValues(t testing.TB, what string, got []Row) {
 			t.Errorf("%s: row %d: %d %.60q… %.20q %v; want %d %.60q… %.20q %v", what, i+1,
 				got[i].Line, got[i].Loc, got[i].Lastmod, got[i].Reason, want[i].Line, want[i].Loc, want[i].Lastmod, want[i].Reason)
 		}
+	}
+}
+
+// ReadLongValues reads src, a columnar source of LongValues, in batches of
+// chunk bytes and checks its rows (CheckLongValues) and its batches: none
+// holds more than chunk, or two values cut to what Long keeps.
+func ReadLongValues(t testing.TB, what string, src input.Source, chunk int) {
+	t.Helper()
+	rows, maxBuf := ReadRows(t, src, chunk)
+	CheckLongValues(t, what, rows)
+	if maxBuf > max(chunk, 2*columnar.MaxKept+3100) {
+		t.Errorf("%s: a batch of %d bytes", what, maxBuf)
+	}
+}
+
+// ReadRepeated reads src, a columnar source of n rows that all hold loc
+// and lastmod, in batches of chunk bytes, and checks that each row is
+// rejected for reason, or read back whole when reason is OK, and that no
+// batch passes its budget by more than a step and two values.
+func ReadRepeated(t testing.TB, what string, src input.Source, n, chunk int, loc, lastmod string, reason encode.Reason) {
+	t.Helper()
+	got, maxBuf := ReadRows(t, src, chunk)
+	if len(got) != n {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), n)
+	}
+	for _, g := range got {
+		if g.Reason != reason || reason == encode.OK && (g.Loc != loc || g.Lastmod != lastmod) {
+			t.Fatalf("%s: row %d: %v, %d-byte loc, %d-byte lastmod", what, g.Line, g.Reason, len(g.Loc), len(g.Lastmod))
+		}
+	}
+	if limit := chunk + columnar.StepBytes + 2*columnar.MaxValue; maxBuf > limit {
+		t.Errorf("%s: a batch of %d bytes; want at most %d", what, maxBuf, limit)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/sitemapgen/sitemapgen/encode"
 	"github.com/sitemapgen/sitemapgen/pipeline/input"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
-	"github.com/sitemapgen/sitemapgen/pipeline/input/internal/columnar"
 )
 
 func optString(s string) *string {
@@ -69,13 +68,8 @@ func TestParquetLongValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, maxBuf := inputtest.ReadRows(t, r, chunk)
+			inputtest.ReadLongValues(t, fmt.Sprintf("%s, chunk %d", name, chunk), r, chunk)
 			r.Close()
-			what := fmt.Sprintf("%s, chunk %d", name, chunk)
-			inputtest.CheckLongValues(t, what, rows)
-			if maxBuf > max(chunk, 2*columnar.MaxKept+3100) {
-				t.Errorf("%s: a batch of %d bytes", what, maxBuf)
-			}
 		}
 	}
 }
@@ -110,18 +104,7 @@ func TestParquetLongRepeated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, maxBuf := inputtest.ReadRows(t, r, chunk)
+		inputtest.ReadRepeated(t, name, r, n, chunk, tc.loc, tc.lastmod, tc.reason)
 		r.Close()
-		if len(got) != n {
-			t.Fatalf("%s: %d rows, want %d", name, len(got), n)
-		}
-		for _, g := range got {
-			if g.Reason != tc.reason || tc.reason == 0 && (g.Loc != tc.loc || g.Lastmod != tc.lastmod) {
-				t.Fatalf("%s: row %d: %v, %d-byte loc, %d-byte lastmod", name, g.Line, g.Reason, len(g.Loc), len(g.Lastmod))
-			}
-		}
-		if limit := chunk + columnar.StepBytes + 2*columnar.MaxValue; maxBuf > limit {
-			t.Errorf("%s: a batch of %d bytes; want at most %d", name, maxBuf, limit)
-		}
 	}
 }
