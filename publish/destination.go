@@ -129,35 +129,17 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 func (d *Destination) Store() sink.Store { return d.store }
 
 // Sets returns the stems, starting with prefix, of the sets in the store
-// when it was opened: those published (their manifest and root were
-// there, or a manifest that proves the set was live, Manifest.Live: a
-// root lost is no first publish), and those unrooted, whose files were
-// there but not their root and no such manifest: what a first publish
-// left that died before its switch. Nothing lists those files, and no
-// crawler was ever given them. A manifest that cannot be read counts as
-// published: its set is not one to delete.
+// when it was opened that are Published and those Unrooted (StateOf).
 func (d *Destination) Sets(ctx context.Context, prefix string) (published, unrooted []string, err error) {
 	for _, stem := range d.stems(prefix) {
-		l := NewLayout(stem)
-		switch {
-		case d.held(l.Root()):
-			if d.held(l.Manifest()) {
-				published = append(published, stem)
-			}
-			continue
-		case !d.held(l.Manifest()):
-			unrooted = append(unrooted, stem)
-			continue
-		}
-		m, _, err := ReadManifest(ctx, d.store, l)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || err == nil && m == nil: // gone since the listing
-			unrooted = append(unrooted, stem)
-		case err != nil && ctx.Err() != nil:
+		st, err := StateOf(ctx, d.store, NewLayout(stem), d.held, true)
+		if err != nil {
 			return nil, nil, err
-		case err != nil, m.Live():
+		}
+		switch st {
+		case Published:
 			published = append(published, stem)
-		default:
+		case Unrooted:
 			unrooted = append(unrooted, stem)
 		}
 	}

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -228,4 +229,51 @@ func (l Layout) name(kind string, num, width int, sum [sha256.Size]byte, ext str
 	b = hex.AppendEncode(b, sum[:5])
 	b = append(b, ext...)
 	return string(b)
+}
+
+// State is what a store holds of one set.
+type State uint8
+
+// The states of a set in a store.
+const (
+	// Absent: no file of the set, or a root without a manifest (no set
+	// of sitemapgen's).
+	Absent State = iota
+	// Published: its root and manifest; or a manifest that shows the set
+	// was live (Manifest.Live: a root lost is no first publish's), or one
+	// that cannot be read: not a set to delete.
+	Published
+	// Unrooted: files of the set but not its root, and at most a first
+	// manifest: what a first publish left that died before its switch.
+	// Nothing lists those files, and no crawler was ever given them.
+	Unrooted
+)
+
+// StateOf tells the State of the set l names in a store whose names held
+// reports, files saying whether it holds any of the set's. The manifest
+// is read, through r, only when the root is missing.
+func StateOf(ctx context.Context, r interface {
+	Get(context.Context, string) ([]byte, error)
+}, l Layout, held func(name string) bool, files bool) (State, error) {
+	switch {
+	case held(l.Root()):
+		if held(l.Manifest()) {
+			return Published, nil
+		}
+		return Absent, nil
+	case !files:
+		return Absent, nil
+	case !held(l.Manifest()):
+		return Unrooted, nil
+	}
+	m, _, err := ReadManifest(ctx, r, l)
+	switch {
+	case err == nil && m == nil: // gone since the listing
+		return Unrooted, nil
+	case err != nil && ctx.Err() != nil:
+		return Absent, err
+	case err != nil, m.Live():
+		return Published, nil
+	}
+	return Unrooted, nil
 }

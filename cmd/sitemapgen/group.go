@@ -190,35 +190,24 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 			if err != nil {
 				return nil, err
 			}
-			var root, manifest, ours bool
+			held := map[string]bool{}
+			ours := false
 			for _, n := range names {
-				switch l.Kind(n) {
-				case publish.Foreign:
-				case publish.RootFile:
-					root = true
-				case publish.ManifestFile:
-					manifest, ours = true, true
-				default:
-					ours = true
-				}
+				held[n] = true
+				ours = ours || l.Kind(n) != publish.Foreign
 			}
-			if manifest && !root {
-				// A root lost after the set was live is no first publish's.
-				live, err := f.wasLive(ctx, gd.out, l)
-				if err != nil {
-					return nil, err
-				}
-				root = live
+			st, err := publish.StateOf(ctx, getter{f, gd.out}, l, func(n string) bool { return held[n] }, ours)
+			if err != nil {
+				return nil, err
 			}
 			switch {
-			case root && manifest:
+			case st == publish.Published:
 				gone = append(gone, gd.group)
-			case root: // a root without a manifest is no set of ours
-			case ours && gd.linked:
+			case st == publish.Unrooted && gd.linked:
 				// Linked from elsewhere: perhaps not a first publish's at all.
 				log.Warn("groups: files of a set never published are left: the group's folder is a link, to something this run did not make",
 					"group", gd.group, "destination", gd.out)
-			case ours:
+			case st == publish.Unrooted:
 				dead = append(dead, gd)
 			}
 		}
@@ -232,22 +221,19 @@ func (f *generateFlags) vanishedGroups(cfg *pipeline.Config, log *slog.Logger) f
 	}
 }
 
-// wasLive reports whether the manifest of the set l names in out proves
-// it was live (publish.Manifest.Live). One that cannot be read counts as
-// live: its set is not one to delete.
-func (f *generateFlags) wasLive(ctx context.Context, out string, l publish.Layout) (bool, error) {
-	store, err := f.newSink(ctx, out)
+// getter reads a file of the destination out, opened only when read
+// (sink.NewLocal would make a folder that is not there).
+type getter struct {
+	f   *generateFlags
+	out string
+}
+
+func (g getter) Get(ctx context.Context, name string) ([]byte, error) {
+	s, err := g.f.newSink(ctx, g.out)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	m, _, err := publish.ReadManifest(ctx, store, l)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return false, err
-	case err != nil:
-		return true, nil
-	}
-	return m.Live(), nil
+	return s.Get(ctx, name)
 }
 
 // groupDest is a group's destination: --out with the group's name.
