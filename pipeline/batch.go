@@ -15,7 +15,8 @@ type Batch struct {
 	extRow [][]byte // one row's extension values, handed to the encoder
 
 	// Filled by a worker. The entries are in input order; a grouped run's
-	// come group by group, each group's in input order (encodeRows).
+	// come group by group within each window of groupWindow rows, each
+	// group's in input order (encodeRows).
 	Out       []byte   // encoded <url> entries, back to back
 	Ends      []uint32 // Ends[k] is the end offset in Out of accepted entry k
 	EntryLine []int64  // EntryLine[k] is the Line of the row entry k came from

@@ -229,6 +229,7 @@ type grouper struct {
 	count    []int32 // by group index
 	at       []int32 // by group index
 	rows     []int32
+	touched  byte // the sum of the bytes encodeWindow touches ahead
 }
 
 // group returns the set of row i of b, or the reason the row has none.

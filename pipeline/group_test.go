@@ -795,6 +795,14 @@ func TestGrouperRecent(t *testing.T) {
 	if b.Len() != len(rowValue) {
 		t.Fatalf("%d rows read, want %d", b.Len(), len(rowValue))
 	}
+	// Rows the reader refused itself, in every window and at the edges
+	// of some (groupWindow rows each): rejects of no group.
+	refused := func(i int) bool { return i%97 == 5 || i%groupWindow == 0 || i%groupWindow == groupWindow-1 }
+	for i := range rowValue {
+		if refused(i) {
+			b.Rejected = append(b.Rejected, input.RowReject{Row: i, Reason: encode.RecordTooLong})
+		}
+	}
 	r, enc := encodingRun(t, cols, &Grouping{})
 	g := r.newGrouper(enc)
 	for pass := range 2 {
@@ -809,17 +817,27 @@ func TestGrouperRecent(t *testing.T) {
 		for _, s := range sets {
 			byIndex[int32(s.index)] = s.group
 		}
-		// Entries come group by group (each group's in input order):
-		// find each row's by its line.
+		// Entries come a window of rows at a time, group by group within
+		// a window (each group's in input order): find each row's by its
+		// line.
+		row := map[int64]int{}
+		for i, line := range b.Line {
+			row[line] = i
+		}
 		entryGroup := map[int64]int32{}
 		lastLine := map[int32]int64{}
+		type run struct{ window, group int32 }
+		runs := map[run]bool{}
 		for k, line := range b.EntryLine {
 			group := b.EntryGroup[k]
-			if k > 0 && group != b.EntryGroup[k-1] {
-				if _, seen := lastLine[group]; seen {
-					t.Fatalf("pass %d: group %d's entries are not one run", pass, group)
-				}
+			rn := run{int32(row[line] / groupWindow), group}
+			if k > 0 && row[line]/groupWindow < row[b.EntryLine[k-1]]/groupWindow {
+				t.Fatalf("pass %d: entry %d's window comes before the entry before's", pass, k)
 			}
+			if k > 0 && group != b.EntryGroup[k-1] && runs[rn] {
+				t.Fatalf("pass %d: group %d's entries of window %d are not one run", pass, group, rn.window)
+			}
+			runs[rn] = true
 			if last, seen := lastLine[group]; seen && line <= last {
 				t.Fatalf("pass %d: group %d's entries are not in input order", pass, group)
 			}
@@ -828,6 +846,13 @@ func TestGrouperRecent(t *testing.T) {
 		}
 		rej := 0
 		for i, v := range rowValue {
+			if refused(i) {
+				if rej >= len(b.Rejects) || b.Rejects[rej].Line != b.Line[i] || b.Rejects[rej].Reason != encode.RecordTooLong || b.Rejects[rej].Group != -1 {
+					t.Fatalf("pass %d: row %d: want the reader's reject, of no group", pass, i)
+				}
+				rej++
+				continue
+			}
 			want, reason := GroupName(nil, []byte(v))
 			if reason != encode.OK {
 				if rej >= len(b.Rejects) || b.Rejects[rej].Line != b.Line[i] || b.Rejects[rej].Reason != reason {

@@ -53,9 +53,9 @@ func (p *parking) close() {
 }
 
 // route places the entries of b in the sets of their groups, each set's
-// in input order. The workers encode a batch's rows group by group
-// (encodeRows), so each group's share of the batch is one run of entries,
-// placed in one go.
+// in input order. The workers encode a batch's rows group by group, a
+// window of rows at a time (encodeRows), so each group's share of a window
+// is one run of entries, placed in one go.
 func (c *cutStage) route(b *Batch) error {
 	ents := shard.Entries{Data: b.Out}
 	for from := 0; from < len(b.EntryGroup); {
