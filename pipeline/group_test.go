@@ -910,12 +910,17 @@ func TestGroupsRecordTooLong(t *testing.T) {
 
 // FuzzEncodeGrouped: whatever the rows and their group values, a grouped
 // batch holds, for every row with a group, the very entry an ungrouped
-// encoding gives it, the entries come group by group and each group's in
-// input order, and the rejects (of the group or of the row) come in input
+// encoding gives it, the entries come group by group within each window
+// of groupWindow rows and each group's in input order, and the rejects (of the group or of the row) come in input
 // order, each row an entry or a reject.
 func FuzzEncodeGrouped(f *testing.F) {
 	f.Add([]byte("a/1,products\nb,help\n,\nhttps://x.example/,products\nc,a/b\nd, Help \n"), uint8(3))
 	f.Add([]byte("p\x00,products\nq,\"x,y\"\nr,products\n"), uint8(0))
+	var long strings.Builder // rows of several windows, the groups' runs crossing them
+	for i := range 3*groupWindow + 7 {
+		fmt.Fprintf(&long, "p%d,%s\n", i, []string{"products", "help", "", "a/b", "articles", "products"}[i*i%6])
+	}
+	f.Add([]byte(long.String()), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, seed uint8) {
 		var csv strings.Builder
 		csv.WriteString("loc,section\n")
@@ -959,13 +964,29 @@ func FuzzEncodeGrouped(f *testing.F) {
 		for k, line := range plain.EntryLine {
 			plainEntry[line] = entryOf(plain, k)
 		}
+		window := map[int64]int{} // line -> its window (groupWindow rows each)
+		for i, line := range grouped.Line {
+			window[line] = i / groupWindow
+		}
+		type run struct {
+			window int
+			group  int32
+		}
 		seen := map[int32]int64{} // group -> line of its last entry
+		runs := map[run]bool{}
 		for k, line := range grouped.EntryLine {
 			g := grouped.EntryGroup[k]
-			if last, ok := seen[g]; ok && (line <= last || grouped.EntryGroup[k-1] != g) {
-				t.Fatalf("entry %d (line %d, group %d): the group's entries are not one run in input order", k, line, g)
+			if last, ok := seen[g]; ok && line <= last {
+				t.Fatalf("entry %d (line %d, group %d): the group's entries are not in input order", k, line, g)
 			}
-			seen[g] = line
+			if k > 0 && window[line] < window[grouped.EntryLine[k-1]] {
+				t.Fatalf("entry %d (line %d): its window comes before the entry before's", k, line)
+			}
+			rn := run{window[line], g}
+			if runs[rn] && grouped.EntryGroup[k-1] != g {
+				t.Fatalf("entry %d (line %d, group %d): the group's entries of window %d are not one run", k, line, g, rn.window)
+			}
+			seen[g], runs[rn] = line, true
 			if want, ok := plainEntry[line]; !ok || want != entryOf(grouped, k) {
 				t.Fatalf("line %d: grouped entry %q, ungrouped %q", line, entryOf(grouped, k), want)
 			}
