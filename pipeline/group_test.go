@@ -820,29 +820,12 @@ func TestGrouperRecent(t *testing.T) {
 		// Entries come a window of rows at a time, group by group within
 		// a window (each group's in input order): find each row's by its
 		// line.
-		row := map[int64]int{}
-		for i, line := range b.Line {
-			row[line] = i
+		if err := windowRuns(b); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
 		}
 		entryGroup := map[int64]int32{}
-		lastLine := map[int32]int64{}
-		type run struct{ window, group int32 }
-		runs := map[run]bool{}
 		for k, line := range b.EntryLine {
-			group := b.EntryGroup[k]
-			rn := run{int32(row[line] / groupWindow), group}
-			if k > 0 && row[line]/groupWindow < row[b.EntryLine[k-1]]/groupWindow {
-				t.Fatalf("pass %d: entry %d's window comes before the entry before's", pass, k)
-			}
-			if k > 0 && group != b.EntryGroup[k-1] && runs[rn] {
-				t.Fatalf("pass %d: group %d's entries of window %d are not one run", pass, group, rn.window)
-			}
-			runs[rn] = true
-			if last, seen := lastLine[group]; seen && line <= last {
-				t.Fatalf("pass %d: group %d's entries are not in input order", pass, group)
-			}
-			lastLine[group] = line
-			entryGroup[line] = group
+			entryGroup[line] = b.EntryGroup[k]
 		}
 		rej := 0
 		for i, v := range rowValue {
@@ -908,11 +891,42 @@ func TestGroupsRecordTooLong(t *testing.T) {
 	}
 }
 
+// windowRuns reports the first entry of b, a grouped batch, out of the
+// order encodeRows promises: windows of groupWindow rows one after another,
+// a group's entries one run within a window, each group's in input order.
+func windowRuns(b *Batch) error {
+	window := map[int64]int{} // line -> its window
+	for i, line := range b.Line {
+		window[line] = i / groupWindow
+	}
+	type run struct {
+		window int
+		group  int32
+	}
+	last := map[int32]int64{} // group -> line of its last entry
+	runs := map[run]bool{}
+	for k, line := range b.EntryLine {
+		g := b.EntryGroup[k]
+		if l, ok := last[g]; ok && line <= l {
+			return fmt.Errorf("entry %d (line %d, group %d): the group's entries are not in input order", k, line, g)
+		}
+		if k > 0 && window[line] < window[b.EntryLine[k-1]] {
+			return fmt.Errorf("entry %d (line %d): its window comes before the entry before's", k, line)
+		}
+		rn := run{window[line], g}
+		if runs[rn] && b.EntryGroup[k-1] != g {
+			return fmt.Errorf("entry %d (line %d, group %d): the group's entries of window %d are not one run", k, line, g, rn.window)
+		}
+		last[g], runs[rn] = line, true
+	}
+	return nil
+}
+
 // FuzzEncodeGrouped: whatever the rows and their group values, a grouped
 // batch holds, for every row with a group, the very entry an ungrouped
-// encoding gives it, the entries come group by group within each window
-// of groupWindow rows and each group's in input order, and the rejects (of the group or of the row) come in input
-// order, each row an entry or a reject.
+// encoding gives it, the entries come as windowRuns says, and the rejects
+// (of the group or of the row) come in input order, each row an entry or a
+// reject.
 func FuzzEncodeGrouped(f *testing.F) {
 	f.Add([]byte("a/1,products\nb,help\n,\nhttps://x.example/,products\nc,a/b\nd, Help \n"), uint8(3))
 	f.Add([]byte("p\x00,products\nq,\"x,y\"\nr,products\n"), uint8(0))
@@ -964,29 +978,10 @@ func FuzzEncodeGrouped(f *testing.F) {
 		for k, line := range plain.EntryLine {
 			plainEntry[line] = entryOf(plain, k)
 		}
-		window := map[int64]int{} // line -> its window (groupWindow rows each)
-		for i, line := range grouped.Line {
-			window[line] = i / groupWindow
+		if err := windowRuns(grouped); err != nil {
+			t.Fatal(err)
 		}
-		type run struct {
-			window int
-			group  int32
-		}
-		seen := map[int32]int64{} // group -> line of its last entry
-		runs := map[run]bool{}
 		for k, line := range grouped.EntryLine {
-			g := grouped.EntryGroup[k]
-			if last, ok := seen[g]; ok && line <= last {
-				t.Fatalf("entry %d (line %d, group %d): the group's entries are not in input order", k, line, g)
-			}
-			if k > 0 && window[line] < window[grouped.EntryLine[k-1]] {
-				t.Fatalf("entry %d (line %d): its window comes before the entry before's", k, line)
-			}
-			rn := run{window[line], g}
-			if runs[rn] && grouped.EntryGroup[k-1] != g {
-				t.Fatalf("entry %d (line %d, group %d): the group's entries of window %d are not one run", k, line, g, rn.window)
-			}
-			seen[g], runs[rn] = line, true
 			if want, ok := plainEntry[line]; !ok || want != entryOf(grouped, k) {
 				t.Fatalf("line %d: grouped entry %q, ungrouped %q", line, entryOf(grouped, k), want)
 			}
