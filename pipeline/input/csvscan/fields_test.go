@@ -2,6 +2,7 @@ package csvscan
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -77,5 +78,38 @@ func TestCSVScannerHeaderFieldLimit(t *testing.T) {
 	_, err = scanAll(t, strings.NewReader("c,"+in), input.Options{}, 0)
 	if !errors.Is(err, ErrTooManyFields) || !strings.Contains(err.Error(), "10001 columns") {
 		t.Fatalf("one more column: %v", err)
+	}
+}
+
+// TestCSVScannerSizesColumns: an empty batch's mapped columns get the room
+// of its loc column before its first row, not a slice doubled as rows come
+// (each smaller array left behind as garbage); unmapped columns stay empty.
+func TestCSVScannerSizesColumns(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("loc,lastmod,section,other\n")
+	for i := range 3000 {
+		fmt.Fprintf(&in, "https://www.example.com/p/%d,2024-01-02,s%d,x\n", i, i%7)
+	}
+	opt := input.Options{}
+	opt.Columns[input.Group] = "section"
+	sc := NewScanner(strings.NewReader(in.String()), "in.csv", opt)
+	b := new(input.Batch)
+	b.Grow(input.DefaultChunk)
+	if err := sc.Fill(b, input.DefaultChunk); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 3000 {
+		t.Fatalf("%d rows, want 3000", b.Len())
+	}
+	want := cap(b.Fields[input.Loc])
+	for _, c := range []input.Column{input.Lastmod, input.Group} {
+		if len(b.Fields[c]) != 3000 || cap(b.Fields[c]) != want {
+			t.Errorf("column %d: len %d cap %d, want 3000 and the loc column's %d", c, len(b.Fields[c]), cap(b.Fields[c]), want)
+		}
+	}
+	for _, c := range []input.Column{input.Changefreq, input.Priority} {
+		if cap(b.Fields[c]) != 0 {
+			t.Errorf("unmapped column %d: cap %d, want 0", c, cap(b.Fields[c]))
+		}
 	}
 }

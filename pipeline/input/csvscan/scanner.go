@@ -374,6 +374,13 @@ func (s *Scanner) parse(b *input.Batch, pos int) (int, bool, error) {
 			}
 		}
 		nsp := len(s.spans) / 2
+		if len(b.Line) == 0 {
+			for c := range input.NumColumns {
+				if s.col[c] >= 0 {
+					b.SizeColumn(c)
+				}
+			}
+		}
 		for c := range input.NumColumns {
 			k := s.col[c]
 			if k < 0 {

@@ -27,6 +27,7 @@ var NullSpan = Span{math.MaxUint32, math.MaxUint32}
 // SetViews appends to b.Fields[c] a view of b.Buf for every span, after the
 // copying is done: b.Buf may have moved while it grew.
 func SetViews(b *input.Batch, c input.Column, spans []Span) {
+	b.SizeColumn(c)
 	for _, s := range spans {
 		if s == NullSpan {
 			b.Fields[c] = append(b.Fields[c], nil)

@@ -171,3 +171,20 @@ func TestTextBounds(t *testing.T) {
 	check("int", IntText, []byte(InvalidNumber))
 	check("bool", BoolText, strconv.AppendBool(nil, false))
 }
+
+// TestSetViewsSizesColumn: a column's first views go into a slice with the
+// room of the batch's loc column, not one doubled view by view.
+func TestSetViewsSizesColumn(t *testing.T) {
+	b := new(input.Batch)
+	b.Grow(input.DefaultChunk)
+	b.Buf = append(b.Buf, "abc"...)
+	spans := []Span{{0, 1}, NullSpan, {1, 3}}
+	SetViews(b, input.Loc, spans)
+	SetViews(b, input.Lastmod, spans)
+	if got, want := cap(b.Fields[input.Lastmod]), cap(b.Fields[input.Loc]); got != want || want < len(spans) {
+		t.Errorf("lastmod column cap %d, want the loc column's %d", got, want)
+	}
+	if got := b.Fields[input.Lastmod]; string(got[0]) != "a" || got[1] != nil || string(got[2]) != "bc" {
+		t.Errorf("views %q", got)
+	}
+}
