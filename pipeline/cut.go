@@ -164,10 +164,17 @@ func (c *cutStage) account(b *Batch) error {
 			}
 		}
 	}
-	for _, g := range b.EntryGroup {
-		s := c.sets[g]
-		s.rows++
-		s.urls++
+	// By run: a window's rows of one group are one (encodeGrouped), and
+	// a long tail's sets are rarely in the cache.
+	for eg := b.EntryGroup; len(eg) > 0; {
+		n := 1
+		for n < len(eg) && eg[n] == eg[0] {
+			n++
+		}
+		s := c.sets[eg[0]]
+		s.rows += int64(n)
+		s.urls += int64(n)
+		eg = eg[n:]
 	}
 	for w, n := range b.Warnings {
 		c.warnings[w] += n
