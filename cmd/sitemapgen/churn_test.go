@@ -144,6 +144,27 @@ var churnNights = []churnNight{
 	{"nothing changed", func(n bench.Night, _ *bench.Generator, _ *rand.Rand) bench.Night { return n }, atMost(0)},
 }
 
+// nightsToRun returns churnNights, or in short mode (CI's pass under the
+// race detector) one night of each kind: an insert, a delete, a changed
+// lastmod, an append, a block in the middle, no change. The race detector
+// needs every path taken once, not twelve times; the README's test command
+// runs every night. (Both churn tests were 150 of the 350 s the package
+// takes under the race detector.)
+func nightsToRun() []churnNight {
+	if !testing.Short() {
+		return churnNights
+	}
+	var nights []churnNight
+	for _, n := range churnNights {
+		switch n.name {
+		case "one URL inserted at a random row", "one URL deleted at a random row", "one lastmod changed",
+			"1% appended", "a block of 1% inserted in the middle", "nothing changed":
+			nights = append(nights, n)
+		}
+	}
+	return nights
+}
+
 // churnDest is a destination the nights publish to.
 type churnDest struct {
 	args  func(extra ...string) []string // generate's flags for it
@@ -186,7 +207,7 @@ func runChurn(t *testing.T, d churnDest, rerun func(t *testing.T, before map[str
 		t.Fatalf("night 1: %d shards (%d listed), want over 20", rep.Shards, len(prev))
 	}
 	top := t // downloads live as long as the whole test
-	for i, n := range churnNights {
+	for i, n := range nightsToRun() {
 		t.Run(n.name, func(t *testing.T) {
 			night = night.Add(24 * time.Hour)
 			before := xmltest.Snapshot(t, out)
@@ -366,5 +387,29 @@ func TestNestedChurnKeepsRobots(t *testing.T) {
 			t.Errorf("night %d: validate: exit %d\n%s%s", i+1, code, stdout, stderr)
 		}
 		t.Logf("night %d: %d shards (%d uploaded, %d removed), %d indexes, %d robots lines", i+1, rep.Shards, rep.Uploaded.Shards, rep.ShardsRemoved, rep.Indexes, lines)
+	}
+}
+
+// TestNightsToRun: short mode keeps one night of each kind, among them the
+// two that re-run a night from the files before it; neither list is empty.
+func TestNightsToRun(t *testing.T) {
+	nights := nightsToRun()
+	if !testing.Short() {
+		if len(nights) != len(churnNights) {
+			t.Fatalf("%d nights, want all %d", len(nights), len(churnNights))
+		}
+		return
+	}
+	if len(nights) != 6 {
+		t.Fatalf("%d nights in short mode, want 6 (a name in nightsToRun no longer matches churnNights?)", len(nights))
+	}
+	names := map[string]bool{}
+	for _, n := range nights {
+		names[n.name] = true
+	}
+	for _, want := range []string{"a block of 1% inserted in the middle", "one lastmod changed"} {
+		if !names[want] {
+			t.Errorf("short mode leaves out %q, a night runChurn re-runs", want)
+		}
 	}
 }
