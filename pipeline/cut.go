@@ -164,17 +164,13 @@ func (c *cutStage) account(b *Batch) error {
 			}
 		}
 	}
-	// By run: a window's rows of one group are one (encodeGrouped), and
-	// a long tail's sets are rarely in the cache.
-	for eg := b.EntryGroup; len(eg) > 0; {
-		n := 1
-		for n < len(eg) && eg[n] == eg[0] {
-			n++
-		}
-		s := c.sets[eg[0]]
-		s.rows += int64(n)
-		s.urls += int64(n)
-		eg = eg[n:]
+	// By run (runEnd): a long tail's sets are rarely in the cache.
+	for from := 0; from < len(b.EntryGroup); {
+		to := runEnd(b.EntryGroup, from)
+		s := c.sets[b.EntryGroup[from]]
+		s.rows += int64(to - from)
+		s.urls += int64(to - from)
+		from = to
 	}
 	for w, n := range b.Warnings {
 		c.warnings[w] += n

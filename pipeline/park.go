@@ -59,11 +59,7 @@ func (p *parking) close() {
 func (c *cutStage) route(b *Batch) error {
 	ents := shard.Entries{Data: b.Out}
 	for from := 0; from < len(b.EntryGroup); {
-		g := b.EntryGroup[from]
-		to := from + 1
-		for to < len(b.EntryGroup) && b.EntryGroup[to] == g {
-			to++
-		}
+		g, to := b.EntryGroup[from], runEnd(b.EntryGroup, from)
 		ents.Ends = b.Ends[:to]
 		if err := c.placeIn(c.sets[g], &ents, from); err != nil {
 			return err
@@ -83,6 +79,16 @@ func (c *cutStage) route(b *Batch) error {
 		}
 	}
 	return nil
+}
+
+// runEnd returns the end of the run of entries of one group that starts at
+// entry from: a window's entries of a group are one run (encodeGrouped).
+func runEnd(entryGroup []int32, from int) int {
+	to := from + 1
+	for to < len(entryGroup) && entryGroup[to] == entryGroup[from] {
+		to++
+	}
+	return to
 }
 
 // placeIn places the entries of ents from entry k on in set: cut if it is
