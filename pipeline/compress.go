@@ -9,18 +9,22 @@ import (
 
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
+	"github.com/sitemapgen/sitemapgen/sink"
 )
 
 // upload is a compressed shard or news sitemap on its way to the sink.
 type upload struct {
 	file publish.File
 	data []byte
+	free chan<- []byte // where data goes back to: run.gzFree or run.smallFree
 	news bool
 	tx   *publish.Tx // of its set
 }
 
-// compress gzips shards and news sitemaps and hands them to the uploaders.
-func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- upload) error {
+// compress gzips shards and news sitemaps and hands them to the uploaders:
+// to out, or to small when they are small files and small uploaders run
+// (run.smallFree).
+func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<- upload) error {
 	c, err := shard.NewCompressor(r.cfg.GzipLevel, r.cfg.GzipProcs)
 	if err != nil {
 		return err
@@ -55,22 +59,30 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out chan<- uploa
 			name = tx.ShardName(s.Num, len(gz), sum)
 		}
 		f := publish.DescribeGzip(name, gz, sum, content)
+		free, to := r.gzFree, out
+		if r.smallFree != nil && len(gz) <= sink.SmallFile {
+			free, to = r.smallFree, small
+		}
 		var buf []byte
 		select {
-		case buf = <-r.gzFree:
+		case buf = <-free:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		if cap(buf) < len(gz) {
 			// Headroom, so a buffer is rarely outgrown by a later shard: each
 			// regrowth would leave garbage that only the next GC returns.
-			buf = make([]byte, 0, len(gz)+len(gz)/2)
+			n := len(gz) + len(gz)/2
+			if free == r.smallFree {
+				n = min(n, sink.SmallFile) // the bound of smallFree's buffers
+			}
+			buf = make([]byte, 0, n)
 		}
-		u := upload{file: f, data: append(buf[:0], gz...), news: s.news, tx: tx}
+		u := upload{file: f, data: append(buf[:0], gz...), free: free, news: s.news, tx: tx}
 		r.times.compress.Add(int64(time.Since(t)))
 		r.done(s, f)
 		select {
-		case out <- u:
+		case to <- u:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -97,6 +97,12 @@ type Config struct {
 	Now     time.Time
 	DryRun  bool // everything but the writes; Report.Plan says what would happen (a Sink that is a *sink.DryRun is used as it is)
 	Uploads int  // concurrent uploads to the sink (0: the sink's Connections)
+	// SmallUploads is how many compressed files of at most sink.SmallFile
+	// bytes are uploaded at once beside Uploads (0: the sink's
+	// SmallConnections when it has them and Uploads is 0, else none; the
+	// small files then share Uploads). A long tail of groups' sitemaps
+	// are a few kilobytes each, one round trip apiece on S3.
+	SmallUploads int
 	// Verify, when set, is called with the root index's name and bytes after
 	// every other file is written and before the root is published; an
 	// error fails the run and nothing new is published. trusted reports
@@ -162,6 +168,8 @@ func (c *Config) Validate() error {
 		return bad("MaxShrink", "max shrink", c.MaxShrink, "must be 0..1 (0%..100%)")
 	case c.Uploads < 0:
 		return bad("Uploads", "uploads", c.Uploads, "must be 0 (the sink's connections) or more")
+	case c.SmallUploads < 0:
+		return bad("SmallUploads", "small uploads", c.SmallUploads, "must be 0 or more")
 	case c.Workers < 0:
 		return bad("Workers", "workers", c.Workers, "must be 0 (all cores) or more")
 	case c.LockTTL < 0 || c.LockTTL > 0 && c.LockTTL < time.Second:
@@ -201,6 +209,9 @@ func (c Config) withDefaults(now time.Time) Config {
 	}
 	if c.Uploads == 0 && c.Sink != nil {
 		c.Uploads = c.Sink.Connections()
+		if sp, ok := c.Sink.(sink.SmallPutter); ok && c.SmallUploads == 0 {
+			c.SmallUploads = sp.SmallConnections()
+		}
 	}
 	if c.Uploads == 0 { // groups with sinks of their own (Grouping.Place)
 		c.Uploads = sink.LocalConnections

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,5 +57,78 @@ func TestShardBuffersBounded(t *testing.T) {
 	// the shards.
 	if rep.shardBlocks < 1 || rep.shardBlocks > 3 {
 		t.Errorf("the run allocated %d blocks for its shards; want at most 3, a shard's each", rep.shardBlocks)
+	}
+}
+
+// smallSink is slowSink on a store whose small puts are worth running
+// many at once (sink.SmallPutter): it records the shard puts in flight
+// and the largest buffer a small one came in.
+type smallSink struct {
+	slowSink
+	small int
+
+	mu             sync.Mutex
+	inFlight, most int
+	bigCap         int // the largest cap of a shard's data of at most sink.SmallFile bytes
+}
+
+func (s *smallSink) SmallConnections() int { return s.small }
+
+func (s *smallSink) Put(ctx context.Context, name string, data []byte) error {
+	if strings.HasSuffix(name, ".xml.gz") {
+		s.mu.Lock()
+		s.inFlight++
+		s.most = max(s.most, s.inFlight)
+		if len(data) <= sink.SmallFile {
+			s.bigCap = max(s.bigCap, cap(data))
+		}
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.inFlight--
+			s.mu.Unlock()
+		}()
+	}
+	return s.slowSink.Put(ctx, name, data)
+}
+
+// TestSmallUploads: a store's small files go up to its SmallConnections at
+// once beside its Connections, in buffers of at most sink.SmallFile bytes;
+// with Uploads given, they share those.
+func TestSmallUploads(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for i := range 6000 {
+		fmt.Fprintf(&in, "https://www.example.com/p/%d\n", i)
+	}
+	path := writeText(t, "in.csv", in.String())
+	for _, c := range []struct {
+		uploads     int
+		least, most int
+	}{
+		{0, sink.LocalConnections + 1, 6}, // Connections 2 (a folder's), SmallConnections 6
+		{1, 1, 1},
+	} {
+		t.Run(fmt.Sprint("uploads ", c.uploads), func(t *testing.T) {
+			local, err := sink.NewLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &smallSink{slowSink: slowSink{local, 10 * time.Millisecond}, small: 6}
+			rep, err := Run(context.Background(), Config{Inputs: []string{path}, PublicURL: mustScope(t, "https://www.example.com/"),
+				Sink: s, Name: "sm", MaxURLs: 100, MaxBytes: 10485760, Fanout: 1000, GzipLevel: 1, Workers: 2, Uploads: c.uploads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Shards != 60 {
+				t.Fatalf("%d shards, want 60", rep.Shards)
+			}
+			if s.most < c.least || s.most > c.most {
+				t.Errorf("at most %d shards put at once; want %d..%d", s.most, c.least, c.most)
+			}
+			if s.bigCap > sink.SmallFile {
+				t.Errorf("a small shard came in a buffer of %d bytes; want at most %d", s.bigCap, sink.SmallFile)
+			}
+		})
 	}
 }

@@ -38,6 +38,9 @@ type run struct {
 	inputs   []input.File  // the inputs, folders and globs expanded
 	rejects  *rejectWriter // nil without Config.Rejects
 	gzFree   chan []byte   // recycled buffers of compressed shards; its capacity bounds them
+	// smallFree is gzFree for the files of at most sink.SmallFile bytes
+	// that go to Config.SmallUploads' uploaders (nil: none do).
+	smallFree chan []byte
 	// shardRoom holds a token for each further shard the cutter may open
 	// while closed ones are still being compressed: with the open shard,
 	// its capacity bounds the uncompressed shards in memory, so the peak
@@ -268,6 +271,10 @@ func (r *run) generate(ctx context.Context) error {
 	toCut := make(chan *Batch, cfg.Workers)
 	toCompress := make(chan cutShard, 1)
 	toUpload := make(chan upload, cfg.Uploads)
+	var toUploadSmall chan upload // nil without SmallUploads: compress never sends on it
+	if cfg.SmallUploads > 0 {
+		toUploadSmall = make(chan upload, cfg.SmallUploads)
+	}
 
 	g.Go(func() error {
 		defer close(toEncode)
@@ -305,12 +312,15 @@ func (r *run) generate(ctx context.Context) error {
 		compressors.Add(1)
 		g.Go(func() error {
 			defer compressors.Done()
-			return r.compress(ctx, toCompress, toUpload)
+			return r.compress(ctx, toCompress, toUpload, toUploadSmall)
 		})
 	}
 	g.Go(func() error {
 		compressors.Wait()
 		close(toUpload)
+		if toUploadSmall != nil {
+			close(toUploadSmall)
+		}
 		return nil
 	})
 	// Uploads in flight when the run fails are let finish: an upload
@@ -320,6 +330,9 @@ func (r *run) generate(ctx context.Context) error {
 	defer stopPuts()
 	for range cfg.Uploads {
 		g.Go(func() error { return r.upload(ctx, putCtx, toUpload) })
+	}
+	for range cfg.SmallUploads {
+		g.Go(func() error { return r.upload(ctx, putCtx, toUploadSmall) })
 	}
 	err := g.Wait()
 	if r.main != nil {
@@ -370,6 +383,13 @@ func (r *run) prepare() (ncomp int) {
 	r.gzFree = make(chan []byte, ncomp+2*cfg.Uploads)
 	for range cap(r.gzFree) {
 		r.gzFree <- nil
+	}
+	if cfg.SmallUploads > 0 {
+		// Each at most sink.SmallFile: 8.25 MiB with 32 small uploads.
+		r.smallFree = make(chan []byte, ncomp+2*cfg.SmallUploads)
+		for range cap(r.smallFree) {
+			r.smallFree <- nil
+		}
 	}
 	return ncomp
 }

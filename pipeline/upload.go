@@ -22,7 +22,7 @@ func detach(ctx context.Context, grace time.Duration) (context.Context, context.
 func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 	for u := range in {
 		if ctx.Err() != nil {
-			r.gzFree <- u.data
+			u.free <- u.data
 			continue // drain: the run has failed
 		}
 		t := time.Now()
@@ -32,7 +32,7 @@ func (r *run) upload(ctx, putCtx context.Context, in <-chan upload) error {
 		} else {
 			err = u.tx.PutShard(putCtx, u.file, u.data)
 		}
-		r.gzFree <- u.data
+		u.free <- u.data
 		if err != nil {
 			return err
 		}

@@ -23,6 +23,20 @@ type Store interface {
 	String() string
 }
 
+// SmallPutter is a Store on which a put of a small file waits on a round
+// trip, not on bandwidth or memory (an object store): many more such puts
+// are worth running at once than Connections. A folder is not one: its
+// files take the folder's lock one at a time, however many are written.
+type SmallPutter interface {
+	// SmallConnections is how many puts of files of at most SmallFile
+	// bytes are worth running at once.
+	SmallConnections() int
+}
+
+// SmallFile is the size up to which a put is a small one (SmallPutter):
+// 128 KiB take about 2 ms at 500 Mbit/s, a tenth of a round trip to S3.
+const SmallFile = 128 << 10
+
 // Syncer is a Store that can make the files put so far durable, so that a
 // file naming them is never durable before they are.
 type Syncer interface {

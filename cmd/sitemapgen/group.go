@@ -72,7 +72,7 @@ func (f *generateFlags) grouping(ctx context.Context, cfg *pipeline.Config, log 
 		if strings.Contains(f.out, groupPlaceholder) && cfg.Uploads == 0 {
 			cfg.Uploads = sink.LocalConnections
 			if strings.HasPrefix(f.out, "s3://") {
-				cfg.Uploads = sink.S3Connections
+				cfg.Uploads, cfg.SmallUploads = sink.S3Connections, sink.S3SmallConnections
 			}
 		}
 	}

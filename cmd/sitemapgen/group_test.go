@@ -461,6 +461,78 @@ func TestGroupsS3StepsAtOnce(t *testing.T) {
 	t.Logf("%d groups: at most %d requests in flight, %d connections", groups, most, conns)
 }
 
+// TestGroupsS3SmallShardsAtOnce: on S3 a long tail of groups' sitemaps (a
+// few kilobytes each, one round trip apiece) are uploaded many at once
+// (sink.S3SmallConnections) beside the S3Connections of the large ones,
+// with the groups in one prefix or each in its own ({group} in --out);
+// an explicit --uploads bounds them all.
+func TestGroupsS3SmallShardsAtOnce(t *testing.T) {
+	const groups = 80
+	var in strings.Builder
+	in.WriteString("loc,section\n")
+	for i := range groups * 4 {
+		fmt.Fprintf(&in, "%ss%d/%d,s%d\n", base, i%groups, i, i%groups)
+	}
+	p := inputtest.WriteFile(t, "in.csv", []byte(in.String()))
+	for _, c := range []struct {
+		name        string
+		out         func(e *s3env) []string
+		uploads     []string
+		least, most int // of the shards' PUTs in flight
+	}{
+		{"one prefix", func(e *s3env) []string { return nil }, nil, sink.S3Connections + 1, sink.S3Connections + sink.S3SmallConnections},
+		{"a prefix a group", func(e *s3env) []string {
+			return []string{"--out", "s3://" + e.bucket + "/" + e.prefix + "{group}/sm", "--public-url", base + "{group}/"}
+		}, nil, sink.S3Connections + 1, sink.S3Connections + sink.S3SmallConnections},
+		{"--uploads 3", func(e *s3env) []string { return nil }, []string{"--uploads", "3"}, 1, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newS3Env(t)
+			var mu sync.Mutex
+			var inFlight, most, shards int
+			rp := s3test.ReverseProxy(t, e.ep)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				shard := r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, ".xml.gz")
+				if shard {
+					mu.Lock()
+					inFlight++
+					shards++
+					most = max(most, inFlight)
+					mu.Unlock()
+					time.Sleep(20 * time.Millisecond)
+				}
+				rp.ServeHTTP(w, r)
+				if shard {
+					mu.Lock()
+					inFlight--
+					mu.Unlock()
+				}
+			}))
+			t.Cleanup(srv.Close)
+			args := append(append(e.args(srv.URL, "--group-by", "section"), c.out(e)...), c.uploads...)
+			if code, _, stderr := sitemapgen(t, "", append(args, p)...); code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if shards != groups {
+				t.Fatalf("%d shards put, want %d", shards, groups)
+			}
+			want := e.prefix + "sitemap-s7-000001-" // the groups share the prefix
+			if c.name == "a prefix a group" {
+				want = e.prefix + "s7/sm/sitemap-000001-"
+			}
+			if keys := s3test.Keys(t, e.c, e.bucket, ""); !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, want) }) {
+				t.Fatalf("no shard %s*: %v", want, keys[:min(len(keys), 8)])
+			}
+			if most < c.least || most > c.most {
+				t.Errorf("at most %d shards' PUTs in flight; want %d..%d", most, c.least, c.most)
+			}
+			t.Logf("%d groups: at most %d shards' PUTs in flight", groups, most)
+		})
+	}
+}
+
 // TestGroupsAndASetAloneExclude: a grouped run and a run of one group's
 // set alone (--name NAME-GROUP) write the same files, so they never
 // overlap: whichever holds its lock first, the other exits 1 and publishes
