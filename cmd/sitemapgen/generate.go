@@ -117,7 +117,7 @@ func newGenerateFlags(stderr io.Writer) (*flag.FlagSet, *generateFlags) {
 	fs.BoolVar(&f.requireSuccess, "require-success", false, "refuse an input folder or s3:// prefix without a _SUCCESS marker (Spark and Hadoop write it last)")
 	fs.IntVar(&f.s3PartSize, "s3-part-size", sink.DefaultPartSize>>20, "MiB: objects larger than this are uploaded in parts of this size (min 5)")
 	fs.StringVar(&f.cacheControl, "cache-control", "public, max-age=3600", "Cache-Control header of every S3 object (empty: none)")
-	fs.IntVar(&f.uploads, "uploads", 0, fmt.Sprintf("concurrent uploads, overlapping with generation (0: %d to S3, and up to %d more of sitemaps of at most %d KiB compressed; %d to a folder); given, at most N sitemaps go up at once", sink.S3Connections, sink.S3SmallConnections, sink.SmallFile>>10, sink.LocalConnections))
+	fs.IntVar(&f.uploads, "uploads", 0, fmt.Sprintf("concurrent uploads, overlapping with generation (0: %d to S3, and up to %d more of sitemaps of at most %d KiB compressed; %d to a folder); a value given bounds small and large alike", sink.S3Connections, sink.S3SmallConnections, sink.SmallFile>>10, sink.LocalConnections))
 	fs.IntVar(&f.keepGens, "keep-generations", 1, "earlier generations whose files stay after the switch (grace period for crawlers)")
 	fs.StringVar(&f.maxShrink, "max-shrink", "50%", "refuse to publish when the URL count falls by more than this against the manifest")
 	fs.BoolVar(&f.force, "force", false, "publish even when --max-shrink would refuse, or when --now (or the clock) is before the published manifest's time")
