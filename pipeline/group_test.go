@@ -435,6 +435,50 @@ func TestGroupsSecondNight(t *testing.T) {
 	}
 }
 
+// TestGroupsSecondNightShardGone: a sitemap a group's manifest lists that
+// is gone from the shared folder is written again on the next night, the
+// same bytes under the same name; every other group's are skipped. (Each
+// set finds its files in the listing the groups share.)
+func TestGroupsSecondNightShardGone(t *testing.T) {
+	dir, bySection := twoNights(t)
+	gone := ""
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "sm-help-") && strings.HasSuffix(e.Name(), ".xml.gz") {
+			gone = e.Name()
+			break
+		}
+	}
+	if gone == "" {
+		t.Fatal("no sitemap of group help")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, gone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, gone)); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := groupRun(t, groupCSV(t, nightRows(bySection, "", nil)), dir, 10485760, func(c *Config) { c.Now = testNow.AddDate(0, 0, 1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Uploaded.Shards != 1 {
+		t.Errorf("uploaded %d shards; want 1, %s", rep.Uploaded.Shards, gone)
+	}
+	if again, err := os.ReadFile(filepath.Join(dir, gone)); err != nil || !bytes.Equal(again, data) {
+		t.Errorf("%s written again: %v, the same bytes: %v", gone, err, bytes.Equal(again, data))
+	}
+	for _, g := range rep.Groups {
+		if g.ShardsNew != 0 || g.ShardsRemoved != 0 {
+			t.Errorf("group %s: %d new, %d removed; want none", g.Group, g.ShardsNew, g.ShardsRemoved)
+		}
+	}
+}
+
 // stats returns the files of dir by name.
 func stats(t *testing.T, dir string) map[string]os.FileInfo {
 	t.Helper()

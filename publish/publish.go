@@ -452,18 +452,22 @@ func (t *Tx) knownFiles() map[string]File {
 	if t.prev == nil {
 		return known
 	}
-	present := make(map[string]bool, len(t.before))
-	for _, n := range t.before {
-		present[n] = true
+	present := t.had
+	if t.info == nil { // a store that lists names only: a set of them, once
+		names := make(map[string]bool, len(t.before))
+		for _, n := range t.before {
+			names[n] = true
+		}
+		present = func(name string) bool { return names[name] }
 	}
 	for _, f := range t.prev.Files {
-		if !present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
+		if !present(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
 			t.log.Warn("a file the published set lists is missing at the destination: rewritten", "file", f.Name)
 		}
 	}
 	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
-			if present[f.Name] && f.SHA256 != "" && t.layout.Owned(f.Name) {
+			if present(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
 				known[f.Name] = f
 			}
 		}
@@ -1391,10 +1395,6 @@ func (t *Tx) names(ctx context.Context) ([]string, error) {
 // lock. After the switch it only releases the lock: the new set is live.
 func (t *Tx) Abort(ctx context.Context) {
 	defer t.release()
-	had := make(map[string]bool, len(t.before))
-	for _, n := range t.before {
-		had[n] = true
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	t.mu.Lock()
@@ -1428,7 +1428,7 @@ func (t *Tx) Abort(ctx context.Context) {
 		}
 	}
 	for _, n := range written {
-		if had[n] || (present != nil && !present[n]) {
+		if t.had(n) || (present != nil && !present[n]) {
 			continue
 		}
 		if err := t.store.Delete(ctx, n); err != nil {
