@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -260,11 +261,35 @@ func (l *Local) Get(ctx context.Context, name string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(l.dir, name))
+	f, _, err := l.openRegular(name)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", name, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", name, err)
 	}
 	return data, nil
+}
+
+// openRegular opens name for reading if it is a regular file. Opened
+// non-blocking: a named pipe under a file's name (a manifest's, say) would
+// otherwise block the open until a writer came, and the run with it.
+func (l *Local) openRegular(name string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(filepath.Join(l.dir, name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // List returns the names of the regular files in the folder.
@@ -313,15 +338,11 @@ func (l *Local) Tail(ctx context.Context, name string, n int) ([]byte, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) {
 		return nil, fmt.Errorf("tail %q: not a plain file name", name)
 	}
-	f, err := os.Open(filepath.Join(l.dir, name))
+	f, fi, err := l.openRegular(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	off := max(fi.Size()-int64(n), 0)
 	buf := make([]byte, fi.Size()-off)
 	if _, err := f.ReadAt(buf, off); err != nil {

@@ -3,13 +3,16 @@ package sink
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLocalPut(t *testing.T) {
@@ -234,6 +237,66 @@ func TestLocalModeUnderUmask(t *testing.T) {
 			fi, err := os.Stat(filepath.Join(dir, name))
 			if err != nil || fi.Mode().Perm() != 0o644 {
 				t.Errorf("umask %03o: %s: %v, %v; want mode 0644", mask, name, fi.Mode(), err)
+			}
+		}
+	}
+}
+
+// TestLocalGetTail: Get reads a file whole and Tail its last bytes, of any
+// size, a missing file's error wrapping fs.ErrNotExist; a folder or a
+// named pipe under a file's name is an error at once (a pipe would block
+// a plain open until a writer came).
+func TestLocalGetTail(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, size := range []int{0, 1, 7, 8, 4095, 4096, 4097, 1 << 20} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		name := fmt.Sprintf("f%d", size)
+		if err := l.Put(ctx, name, data); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := l.Get(ctx, name); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("Get(%s): %d bytes, %v; want %d", name, len(got), err, size)
+		}
+		if got, err := l.Tail(ctx, name, 8); err != nil || !bytes.Equal(got, data[max(0, size-8):]) {
+			t.Errorf("Tail(%s, 8) = %x, %v; want %x", name, got, err, data[max(0, size-8):])
+		}
+	}
+	if _, err := l.Get(ctx, "missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Get(missing): %v; want fs.ErrNotExist", err)
+	}
+	if _, err := l.Tail(ctx, "missing", 8); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Tail(missing): %v; want fs.ErrNotExist", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sub", "pipe"} {
+		done := make(chan error, 2)
+		go func() {
+			_, err := l.Get(ctx, name)
+			done <- err
+			_, err = l.Tail(ctx, name, 8)
+			done <- err
+		}()
+		for range 2 {
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Errorf("%s read as a file", name)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("reading %s hangs", name)
 			}
 		}
 	}
