@@ -25,16 +25,22 @@ func (s *slowSink) Put(ctx context.Context, name string, data []byte) error {
 	return s.Store.Put(ctx, name, data)
 }
 
+// pagesCSV writes a CSV of n URLs and returns its path.
+func pagesCSV(t *testing.T, n int) string {
+	t.Helper()
+	var in strings.Builder
+	in.WriteString("loc\n")
+	for i := range n {
+		fmt.Fprintf(&in, "https://www.example.com/p/%d\n", i)
+	}
+	return writeText(t, "in.csv", in.String())
+}
+
 // TestShardBuffersBounded: however far the writers fall behind, the run
 // holds at most compressors + 1 uncompressed shards, so peak memory does not
 // depend on how the stages race.
 func TestShardBuffersBounded(t *testing.T) {
-	var in strings.Builder
-	in.WriteString("loc\n")
-	for i := range 6000 {
-		fmt.Fprintf(&in, "https://www.example.com/p/%d\n", i)
-	}
-	path := writeText(t, "in.csv", in.String())
+	path := pagesCSV(t, 6000)
 	local, err := sink.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -96,12 +102,7 @@ func (s *smallSink) Put(ctx context.Context, name string, data []byte) error {
 // once beside its Connections, in buffers of at most sink.SmallFile bytes;
 // with Uploads given, they share those.
 func TestSmallUploads(t *testing.T) {
-	var in strings.Builder
-	in.WriteString("loc\n")
-	for i := range 6000 {
-		fmt.Fprintf(&in, "https://www.example.com/p/%d\n", i)
-	}
-	path := writeText(t, "in.csv", in.String())
+	path := pagesCSV(t, 6000)
 	for _, c := range []struct {
 		uploads     int
 		least, most int
