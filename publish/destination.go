@@ -29,8 +29,9 @@ type Destination struct {
 	ttl   time.Duration // of the locks taken (Discard)
 	log   *slog.Logger
 
-	before []string
-	info   map[string]sink.Info
+	before  []string
+	info    map[string]sink.Info
+	present map[string]bool // before as a set, when info is nil (Tx.had)
 
 	mu     sync.Mutex
 	after  []string // the listing after the switch, shared by the prunes
@@ -115,7 +116,7 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 		d.Close(ctx)
 		return nil, err
 	}
-	d.before, d.info = t.before, t.info
+	d.before, d.info, d.present = t.before, t.info, t.present
 	if lk, ok := store.(sink.Locker); ok && opt.Groups {
 		if err := d.setsHeld(ctx, lk); err != nil {
 			d.Close(ctx)
@@ -164,7 +165,7 @@ func (d *Destination) held(name string) bool {
 		_, ok := d.info[name]
 		return ok
 	}
-	return slices.Contains(d.before, name)
+	return d.present[name]
 }
 
 // Discard deletes the files of the set l names that the store held when

@@ -148,6 +148,7 @@ type Tx struct {
 	lock     sink.Lock            // nil: the store cannot lock
 	before   []string             // the store's files at Begin
 	info     map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
+	present  map[string]bool      // before as a set, when info is nil
 	prev     *Manifest            // the published manifest, nil if none
 	wasLive  bool                 // prev was live: its root was there at Begin, or prev.Live (not a first publish that died)
 	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
@@ -191,7 +192,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	if d := opt.Destination; d != nil {
-		t.dest, t.lock, t.before, t.info = d, d.lock, d.before, d.info
+		t.dest, t.lock, t.before, t.info, t.present = d, d.lock, d.before, d.info, d.present
 		d.begun(l)
 	} else if lk, ok := store.(sink.Locker); ok {
 		ttl := opt.LockTTL
@@ -250,15 +251,16 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	return t, nil
 }
 
-// had reports whether the store held name at Begin: from the listing's
-// map where the store gave one (a Destination's listing holds every set's
-// files: a thousand sets would each search it).
+// had reports whether the store held name at Begin, from a map of the
+// listing made once: a Destination's listing holds every set's files, and
+// a thousand sets each searching it, or each making a map of it, took
+// longer than the rest of an unchanged night (docs/performance.md, round 17).
 func (t *Tx) had(name string) bool {
 	if t.info != nil {
 		_, ok := t.info[name]
 		return ok
 	}
-	return slices.Contains(t.before, name)
+	return t.present[name]
 }
 
 // list reads what the store holds: names, and sizes and ETags where the
@@ -271,6 +273,10 @@ func (t *Tx) list(ctx context.Context) error {
 			return fmt.Errorf("list %s: %w", t.store, err)
 		}
 		t.before = before
+		t.present = make(map[string]bool, len(before))
+		for _, n := range before {
+			t.present[n] = true
+		}
 		return nil
 	}
 	infos, err := st.ListInfo(ctx)
@@ -452,22 +458,14 @@ func (t *Tx) knownFiles() map[string]File {
 	if t.prev == nil {
 		return known
 	}
-	present := t.had
-	if t.info == nil { // a store that lists names only: a set of them, once
-		names := make(map[string]bool, len(t.before))
-		for _, n := range t.before {
-			names[n] = true
-		}
-		present = func(name string) bool { return names[name] }
-	}
 	for _, f := range t.prev.Files {
-		if !present(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
+		if !t.had(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
 			t.log.Warn("a file the published set lists is missing at the destination: rewritten", "file", f.Name)
 		}
 	}
 	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
-			if present(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
+			if t.had(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
 				known[f.Name] = f
 			}
 		}
