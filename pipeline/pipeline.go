@@ -385,7 +385,8 @@ func (r *run) prepare() (ncomp int) {
 		r.gzFree <- nil
 	}
 	if cfg.SmallUploads > 0 {
-		// Each at most sink.SmallFile: 8.25 MiB with 32 small uploads.
+		// Each at most sink.SmallFile: 8.25 MiB with 32 small uploads and
+		// the two pgzip compressors.
 		r.smallFree = make(chan []byte, ncomp+2*cfg.SmallUploads)
 		for range cap(r.smallFree) {
 			r.smallFree <- nil

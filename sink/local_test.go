@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -269,6 +270,17 @@ func TestLocalGetTail(t *testing.T) {
 			t.Errorf("Tail(%s, 8) = %x, %v; want %x", name, got, err, data[max(0, size-8):])
 		}
 	}
+	// Read into one buffer of the file's size, as os.ReadFile does: a
+	// sitemap read whole (--verify, IndexNow) takes what it holds.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := l.Get(ctx, fmt.Sprintf("f%d", 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20+64<<10 {
+		t.Errorf("Get of 1 MiB allocated %d bytes; want about 1 MiB", got)
+	}
 	if _, err := l.Get(ctx, "missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Get(missing): %v; want fs.ErrNotExist", err)
 	}
@@ -292,8 +304,8 @@ func TestLocalGetTail(t *testing.T) {
 		for range 2 {
 			select {
 			case err := <-done:
-				if err == nil {
-					t.Errorf("%s read as a file", name)
+				if !errors.Is(err, errNotRegular) {
+					t.Errorf("reading %s: %v; want %v", name, err, errNotRegular)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatalf("reading %s hangs", name)

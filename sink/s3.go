@@ -214,8 +214,11 @@ func (s *S3) Connections() int { return S3Connections }
 // S3SmallConnections is S3's SmallConnections: a PUT of a few kilobytes
 // (a long tail of groups' sitemaps) is one round trip. 995 groups' first
 // run over 200k rows, 20 ms a request: shards took about 3 s 8 at a time
-// (docs/groups.md). The client keeps s3client.MaxIdleConns connections,
-// room for these and a grouped run's publish steps.
+// (docs/groups.md). The client keeps s3client.MaxIdleConns (64) idle
+// connections: these, the 8 others (a large file's parts go up a few at a
+// time) and a grouped run's begins (32 at once, while the first sitemaps
+// upload) can pass it for a moment; a connection beyond it is closed when
+// idle and opened again when needed, which costs a handshake, not a file.
 const S3SmallConnections = 32
 
 // SmallConnections returns S3SmallConnections.
