@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
+	"math"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/publish"
@@ -59,9 +60,9 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<
 			name = tx.ShardName(s.Num, len(gz), sum)
 		}
 		f := publish.DescribeGzip(name, gz, sum, content)
-		free, to := r.gzFree, out
+		free, to, most := r.gzFree, out, math.MaxInt
 		if r.smallFree != nil && len(gz) <= sink.SmallFile {
-			free, to = r.smallFree, small
+			free, to, most = r.smallFree, small, sink.SmallFile // the bound of smallFree's buffers
 		}
 		var buf []byte
 		select {
@@ -72,11 +73,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<
 		if cap(buf) < len(gz) {
 			// Headroom, so a buffer is rarely outgrown by a later shard: each
 			// regrowth would leave garbage that only the next GC returns.
-			n := len(gz) + len(gz)/2
-			if free == r.smallFree {
-				n = min(n, sink.SmallFile) // the bound of smallFree's buffers
-			}
-			buf = make([]byte, 0, n)
+			buf = make([]byte, 0, min(len(gz)+len(gz)/2, most))
 		}
 		u := upload{file: f, data: append(buf[:0], gz...), free: free, news: s.news, tx: tx}
 		r.times.compress.Add(int64(time.Since(t)))

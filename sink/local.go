@@ -1,10 +1,10 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -266,22 +266,14 @@ func (l *Local) Get(ctx context.Context, name string) ([]byte, error) {
 		return nil, fmt.Errorf("get %s: %w", name, err)
 	}
 	defer f.Close()
-	// Sized as os.ReadFile sizes it: a sitemap read whole (--verify,
-	// IndexNow) would otherwise take about twice its size.
-	data := make([]byte, 0, fi.Size()+512)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("get %s: %w", name, err)
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)] // it grew since: read on
-		}
+	// Room for the file as it is, as os.ReadFile makes: a sitemap read
+	// whole (--verify, IndexNow) would otherwise take about twice its size.
+	var data bytes.Buffer
+	data.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := data.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("get %s: %w", name, err)
 	}
+	return data.Bytes(), nil
 }
 
 // errNotRegular is the error of reading a name that is not a regular file.
