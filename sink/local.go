@@ -268,8 +268,7 @@ func (l *Local) Get(ctx context.Context, name string) ([]byte, error) {
 	defer f.Close()
 	// Room for the file as it is, as os.ReadFile makes: a sitemap read
 	// whole (--verify, IndexNow) would otherwise take about twice its size.
-	var data bytes.Buffer
-	data.Grow(int(fi.Size()) + bytes.MinRead)
+	data := bytes.NewBuffer(make([]byte, 0, int(fi.Size())+bytes.MinRead))
 	if _, err := data.ReadFrom(f); err != nil {
 		return nil, fmt.Errorf("get %s: %w", name, err)
 	}
