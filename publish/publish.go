@@ -13,7 +13,6 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -942,7 +941,7 @@ func (t *Tx) Prepare(ctx context.Context, set Set) (*Result, error) {
 		}
 	}
 	m := t.newManifest(set, files, len(indexes), res.Submit)
-	raw, err := json.MarshalIndent(m, "", " ")
+	raw, err := m.appendJSON(make([]byte, 0, m.jsonSize()))
 	if err != nil {
 		return res, fmt.Errorf("manifest: %w", err)
 	}
