@@ -34,8 +34,9 @@ type Destination struct {
 	present map[string]bool // before as a set, when info is nil (Tx.had)
 
 	mu     sync.Mutex
-	after  []string // the listing after the switch, shared by the prunes
+	after  []string // the listing after a failed switch, shared by the aborts
 	listed bool
+	sorted []string            // before, sorted: shared by the prunes
 	owned  []func(string) bool // the Owned of every set begun
 
 	synced  sync.Once
@@ -213,10 +214,27 @@ func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
 	return deleteAll(ctx, d.store, plan)
 }
 
-// listAfter lists the store once for every prune after the switch, and
-// returns the names that may be of the set whose names start with stem:
-// each set deletes only its own names, so one listing, sorted, serves
-// them all, each set looking only at its own range of it.
+// listedBefore returns the names of the listing taken when d was opened
+// that may be of the set whose names start with stem, for its prune after
+// the switch. What a prune may delete was there before the run: the files
+// the run wrote are the new generation's, kept. So no set lists the store
+// again, which took a run of a thousand groups 5 ms at its end for a
+// folder of 4,000 files (a request per thousand names on S3), and a file
+// another process put there meanwhile is never deleted. One sorted copy
+// serves every set, each looking only at its own range of it.
+func (d *Destination) listedBefore(stem string) []string {
+	d.mu.Lock()
+	if d.sorted == nil {
+		d.sorted = slices.Sorted(slices.Values(d.before))
+	}
+	sorted := d.sorted
+	d.mu.Unlock()
+	return append(slices.Clip(withPrefix(sorted, stem)), withPrefix(sorted, "."+stem)...)
+}
+
+// listAfter lists the store once for every abort after a failed switch,
+// and returns the names that may be of the set whose names start with
+// stem, as listedBefore does.
 func (d *Destination) listAfter(ctx context.Context, stem string) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

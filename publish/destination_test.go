@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -431,4 +432,87 @@ func testBeginInAWideDestination(t *testing.T, namesOnly bool) {
 		t.Errorf("Begin allocated %d bytes beside 1,000 other files, %d beside 10; want about the same", wide, narrow)
 	}
 	t.Logf("Begin allocated %d bytes beside 10 other files, %d beside 1,000", narrow, wide)
+}
+
+// countingLists is a folder that counts its listings.
+type countingLists struct {
+	*sink.Local
+	lists atomic.Int64
+}
+
+func (c *countingLists) List(ctx context.Context) ([]string, error) {
+	c.lists.Add(1)
+	return c.Local.List(ctx)
+}
+
+func (c *countingLists) ListInfo(ctx context.Context) ([]sink.Info, error) {
+	c.lists.Add(1)
+	return c.Local.ListInfo(ctx)
+}
+
+// TestDestinationPrunesWhatWasListed: the prunes of a destination's sets
+// take what they delete from the listing made when it was opened, so the
+// store is not listed again after the switch, and a file of a set's name
+// put there during the run (not by it) is left alone; the previous
+// generation's files are deleted as before.
+func TestDestinationPrunesWhatWasListed(t *testing.T) {
+	dir, local := tempLocal(t)
+	store := &countingLists{Local: local}
+	ctx := context.Background()
+	const sets = 3
+	var olds []string
+	stray := "sm-g0-000007-0123456789.xml.gz"
+	for night := 1; night <= 2; night++ {
+		d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var txs []*Tx
+		for i := range sets {
+			l := NewLayout(fmt.Sprintf("sm-g%d", i))
+			tx, err := Begin(ctx, store, l, Options{Destination: d, MaxShrink: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := putShards(t, tx, l, fmt.Sprintf("night %d set %d", night, i))
+			if night == 1 {
+				olds = append(olds, set.Shards[0].Name)
+			}
+			set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
+			if _, err := tx.Prepare(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+			txs = append(txs, tx)
+		}
+		if night == 2 {
+			if err := os.WriteFile(filepath.Join(dir, stray), []byte("not this run's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.PutManifests(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.PutRoots(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		lists := store.lists.Load()
+		if err := d.Finish(ctx, txs); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.lists.Load() - lists; n != 0 {
+			t.Errorf("night %d: the prunes of %d sets listed the store %d times; want 0 (the listing of OpenDestination)", night, sets, n)
+		}
+		d.Close(ctx)
+	}
+	for _, old := range olds {
+		if _, err := os.Stat(filepath.Join(dir, old)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("night 1's %s: %v after night 2; want it deleted", old, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, stray)); err != nil {
+		t.Errorf("%s, put there during night 2, was deleted by its prune: %v", stray, err)
+	}
 }

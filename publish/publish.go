@@ -1334,8 +1334,10 @@ func (t *Tx) newManifest(set Set, files []File, indexes int, submit []string) *M
 // prune deletes the owned files keep does not hold, and aborts the
 // incomplete uploads of owned names.
 func (t *Tx) prune(ctx context.Context, keep map[string]bool) (deleted []string, err error) {
-	names, err := t.names(ctx)
-	if err != nil {
+	var names []string
+	if t.dest != nil {
+		names = t.dest.listedBefore(t.layout.Stem())
+	} else if names, err = t.names(ctx); err != nil {
 		return nil, err
 	}
 	var plan []string
@@ -1374,7 +1376,8 @@ func deleteAll(ctx context.Context, store sink.Store, names []string) (deleted [
 }
 
 // names lists the store, or in a Destination takes the names of this set
-// from its one listing after the switch.
+// from its one listing after the switch (Abort: what a failed publish
+// left).
 func (t *Tx) names(ctx context.Context) ([]string, error) {
 	if t.dest != nil {
 		return t.dest.listAfter(ctx, t.layout.Stem())
