@@ -95,15 +95,33 @@ func (l *Local) Put(ctx context.Context, name string, data []byte) error {
 	return l.place(f, name)
 }
 
-// PutDeferred writes data to name atomically, leaving its durability to
-// the next Sync (a file system sync: one for all the files put so far).
-// Without one (not Linux) it is Put.
+// PutDeferred writes data to name, leaving its durability to the next
+// Sync (a file system sync: one for all the files put so far). Without
+// one (not Linux) it is Put.
+//
+// A name the folder does not hold is created in place: no index names it
+// before that Sync (Deferrer), so no reader looks for it while it is
+// written, and a crash leaves at most a short file no set lists, as a
+// renamed one could be. That saves the temporary name and the rename, a
+// third of what a small file costs (BenchmarkLocalPuts): a first night of
+// a thousand groups puts a thousand new sitemaps. A name the folder holds
+// is replaced atomically, through a temporary file: it may be listed.
 func (l *Local) PutDeferred(ctx context.Context, name string, data []byte) error {
 	if !canSyncFS {
 		return l.Put(ctx, name, data)
 	}
-	f, err := l.create(ctx, name, data)
-	if err != nil {
+	f, err := l.createNew(ctx, name, data)
+	if err == nil {
+		if err = f.close(); err != nil {
+			os.Remove(f.path)
+			return fmt.Errorf("put %s: %w", name, err)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if f, err = l.create(ctx, name, data); err != nil {
 		return err
 	}
 	return l.place(f, name)
@@ -189,6 +207,17 @@ const putAllWriters = 4
 // what a file written once in one go does not need (registering with the
 // poller, fstat, fcntl). BenchmarkLocalPuts on tmpfs: 36 µs a file before, 26 after.
 func (l *Local) create(ctx context.Context, name string, data []byte) (_ tempFile, err error) {
+	return l.write(ctx, name, data, true)
+}
+
+// createNew writes data to a new file name, readable by all, and returns it
+// open; an error wrapping fs.ErrExist when the folder holds name.
+func (l *Local) createNew(ctx context.Context, name string, data []byte) (_ tempFile, err error) {
+	return l.write(ctx, name, data, false)
+}
+
+// write is create (temp) or createNew.
+func (l *Local) write(ctx context.Context, name string, data []byte, temp bool) (_ tempFile, err error) {
 	if err := ctx.Err(); err != nil {
 		return tempFile{}, err
 	}
@@ -199,7 +228,12 @@ func (l *Local) create(ctx context.Context, name string, data []byte) (_ tempFil
 	if umaskKeeps644() {
 		mode = 0o644 // readable from the start: no fchmod
 	}
-	f, err := createTemp(l.atFD(), l.dir, "."+name+".", tempSuffix, mode)
+	var f tempFile
+	if temp {
+		f, err = createTemp(l.atFD(), l.dir, "."+name+".", tempSuffix, mode)
+	} else {
+		f, err = createExcl(l.atFD(), l.dir, name, mode)
+	}
 	runtime.KeepAlive(l)
 	if err != nil {
 		return tempFile{}, fmt.Errorf("put %s: %w", name, err)

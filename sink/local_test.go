@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,6 +64,52 @@ func TestLocalPut(t *testing.T) {
 	}
 	if err := l.Delete(ctx, "missing.xml"); err != nil {
 		t.Errorf("Delete of a missing file: %v", err)
+	}
+}
+
+// TestLocalPutDeferred: a new name is written in place, whole, and a name
+// the folder holds is replaced atomically: a reader that opened the old
+// file reads the old bytes to the end, never the new ones or a short
+// file. A name held by a folder is refused, and no temporary file is left
+// either way.
+func TestLocalPutDeferred(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	old := bytes.Repeat([]byte("old "), 4096)
+	if err := l.PutDeferred(ctx, "s-000001.xml.gz", old); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(filepath.Join(dir, "s-000001.xml.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := l.PutDeferred(ctx, "s-000001.xml.gz", []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(reader); err != nil || !bytes.Equal(got, old) {
+		t.Errorf("a reader of the replaced file read %d bytes (%v); want the old %d: replaced in place, not renamed over",
+			len(got), err, len(old))
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "s-000001.xml.gz")); err != nil || string(got) != "new" {
+		t.Errorf("read back %q, %v; want %q", got, err, "new")
+	}
+	if err := os.Mkdir(filepath.Join(dir, "s-000002.xml.gz"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.PutDeferred(ctx, "s-000002.xml.gz", []byte("x")); err == nil {
+		t.Error("PutDeferred over a folder succeeded")
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := l.List(ctx)
+	if !slices.Equal(names, []string{"s-000001.xml.gz"}) {
+		t.Errorf("List = %q: temporary files left behind?", names)
 	}
 }
 
@@ -229,12 +276,15 @@ func TestLocalModeUnderUmask(t *testing.T) {
 		if err == nil {
 			_, err = l.PutAll(context.Background(), []File{{Name: "b.xml", Data: []byte("y")}})
 		}
+		if err == nil {
+			err = l.PutDeferred(context.Background(), "c.xml.gz", []byte("z")) // a new name: created in place
+		}
 		syscall.Umask(old)
 		umaskKeeps644 = saved
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"a.xml", "b.xml"} {
+		for _, name := range []string{"a.xml", "b.xml", "c.xml.gz"} {
 			fi, err := os.Stat(filepath.Join(dir, name))
 			if err != nil || fi.Mode().Perm() != 0o644 {
 				t.Errorf("umask %03o: %s: %v, %v; want mode 0644", mask, name, fi.Mode(), err)

@@ -41,6 +41,21 @@ func createTemp(at int, dir, prefix, suffix string, mode uint32) (tempFile, erro
 	}
 }
 
+// createExcl creates the file name in dir (open as at), which must not
+// exist, open for writing, with mode (less the umask).
+func createExcl(at int, dir, name string, mode uint32) (tempFile, error) {
+	path := dir + string(os.PathSeparator) + name
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(at, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
+		return err
+	})
+	if err != nil {
+		return tempFile{}, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return tempFile{fd: fd, name: name, path: path}, nil
+}
+
 // write writes all of data.
 func (f tempFile) write(data []byte) error {
 	for len(data) > 0 {
