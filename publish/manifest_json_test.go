@@ -3,6 +3,8 @@ package publish
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -50,6 +52,45 @@ func TestManifestJSON(t *testing.T) {
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) { sameAsEncodingJSON(t, m) })
 	}
+}
+
+// TestManifestJSONEveryField: a manifest with every field of its own and of
+// its files and generations set (strings to escape, numbers, true, lists of
+// two) is written as encoding/json writes it, so a field added to the
+// structs and not to appendJSON fails here, omitempty or not.
+func TestManifestJSONEveryField(t *testing.T) {
+	var m Manifest
+	n := 0
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		n++
+		switch v.Kind() {
+		case reflect.Struct:
+			if v.Type() == reflect.TypeFor[time.Time]() {
+				v.Set(reflect.ValueOf(time.Date(2026, 11, 20, 2, 0, n, n, time.FixedZone("", 3600))))
+				return
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					fill(v.Field(i))
+				}
+			}
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+			fill(v.Index(0))
+			fill(v.Index(1))
+		case reflect.String:
+			v.SetString(fmt.Sprintf("v%d <&> \u2028", n))
+		case reflect.Int, reflect.Int64:
+			v.SetInt(int64(n))
+		case reflect.Bool:
+			v.SetBool(true)
+		default:
+			t.Fatalf("a field of kind %s: teach this test (and appendJSON) to fill it", v.Kind())
+		}
+	}
+	fill(reflect.ValueOf(&m).Elem())
+	sameAsEncodingJSON(t, &m)
 }
 
 // FuzzManifestJSON: whatever a manifest holds, appendJSON writes
