@@ -217,7 +217,8 @@ func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
 // listedBefore returns the names of the listing taken when d was opened
 // that may be of the set whose names start with stem, for its prune after
 // the switch. What a prune may delete was there before the run: the files
-// the run wrote are the new generation's, kept. So no set lists the store
+// the run wrote are the new generation's, kept (a temporary file of its own
+// it failed to remove is the next run's to prune). So no set lists the store
 // again, which took a run of a thousand groups 5 ms at its end for a
 // folder of 4,000 files (a request per thousand names on S3), and a file
 // another process put there meanwhile is never deleted. One sorted copy
@@ -229,7 +230,7 @@ func (d *Destination) listedBefore(stem string) []string {
 	}
 	sorted := d.sorted
 	d.mu.Unlock()
-	return append(slices.Clip(withPrefix(sorted, stem)), withPrefix(sorted, "."+stem)...)
+	return slices.Concat(withPrefix(sorted, stem), withPrefix(sorted, "."+stem))
 }
 
 // listAfter lists the store once for every abort after a failed switch,
