@@ -152,6 +152,7 @@ type Tx struct {
 	wasLive  bool                 // prev was live: its root was there at Begin, or prev.Live (not a first publish that died)
 	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
 	known    map[string]File      // files of kept generations present in the store
+	listed   map[string]bool      // the names of the kept generations' files, present or not
 	dated    map[string]File      // files of kept generations that carry a Modified, by name
 	shardOf  map[string]string    // "sha256 size" -> the kept shard holding those bytes (see ShardName)
 	reuse    map[string]File      // content key -> the kept shard holding that content (see Reuse)
@@ -232,7 +233,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 			return nil, fmt.Errorf("%s: %w", store, err)
 		}
 	}
-	t.known = t.knownFiles()
+	t.known, t.listed = t.knownFiles()
 	t.shardOf, t.reuse = t.keptShards()
 	t.dated, t.datedXML = map[string]File{}, map[string]string{}
 	gens := t.prev.Generations()
@@ -451,11 +452,12 @@ func (t *Tx) confirm(ctx context.Context) error {
 // knownFiles returns the files of the generations the published manifest
 // describes that the store still holds: a file of this publish with the
 // same name, size and SHA-256 need not be uploaded again. Fixed names
-// (root, robots) are always written.
-func (t *Tx) knownFiles() map[string]File {
-	known := map[string]File{}
+// (root, robots) are always written. It returns the names those
+// generations list too, held or not: an index online may name them.
+func (t *Tx) knownFiles() (known map[string]File, listed map[string]bool) {
+	known, listed = map[string]File{}, map[string]bool{}
 	if t.prev == nil {
-		return known
+		return known, listed
 	}
 	for _, f := range t.prev.Files {
 		if !t.had(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
@@ -464,12 +466,13 @@ func (t *Tx) knownFiles() map[string]File {
 	}
 	for _, g := range t.prev.Generations() {
 		for _, f := range g.Files {
+			listed[f.Name] = true
 			if t.had(f.Name) && f.SHA256 != "" && t.layout.Owned(f.Name) {
 				known[f.Name] = f
 			}
 		}
 	}
-	return known
+	return known, listed
 }
 
 // keptShards indexes the shards of the kept generations that the store
@@ -602,8 +605,10 @@ func (t *Tx) put(ctx context.Context, f File, data []byte, isShard bool) error {
 	var err error
 	if tg, ok := t.store.(sink.Tagger); ok {
 		etag, err = tg.PutTagged(ctx, f.Name, data)
-	} else if d, ok := t.store.(sink.Deferrer); ok && isShard {
+	} else if d, ok := t.store.(sink.Deferrer); ok && isShard && !t.listed[f.Name] {
 		// A new shard: no index names it before Prepare syncs the store.
+		// One a kept generation lists (its file gone or not intact) may be
+		// named by a live index: Put writes it whole and durably.
 		err = d.PutDeferred(ctx, f.Name, data)
 	} else {
 		err = t.store.Put(ctx, f.Name, data)

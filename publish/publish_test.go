@@ -301,3 +301,61 @@ func tempLocal(t *testing.T) (string, *sink.Local) {
 	}
 	return dir, store
 }
+
+// recordingPuts is a folder that records the names put through Put and
+// through PutDeferred.
+type recordingPuts struct {
+	*sink.Local
+	puts, deferred []string
+}
+
+func (r *recordingPuts) Put(ctx context.Context, name string, data []byte) error {
+	r.puts = append(r.puts, name)
+	return r.Local.Put(ctx, name, data)
+}
+
+func (r *recordingPuts) PutDeferred(ctx context.Context, name string, data []byte) error {
+	r.deferred = append(r.deferred, name)
+	return r.Local.PutDeferred(ctx, name, data)
+}
+
+// TestPutListedShardDurably: a shard the published set lists, written again
+// because its file is gone or not what the manifest says, may be named by
+// an index online: it is put whole and durably (Put), not left to the next
+// sync (PutDeferred, which may show a new name before its bytes are all
+// there). A new shard is deferred, and an intact one not written.
+func TestPutListedShardDurably(t *testing.T) {
+	dir, local := tempLocal(t)
+	store := &recordingPuts{Local: local}
+	if _, err := publishSet(t, store, 1, "a", "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLayout("sitemap")
+	shard := func(i int, data string) string { return l.Shard(i, sha256.Sum256([]byte(data))) }
+	if err := os.Remove(filepath.Join(dir, shard(1, "a"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, shard(2, "b")), []byte("not b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store.puts, store.deferred = nil, nil
+	if _, err := publishSet(t, store, 1, "a", "b", "c", "d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{shard(1, "a"), shard(2, "b")} {
+		if !slices.Contains(store.puts, name) || slices.Contains(store.deferred, name) {
+			t.Errorf("%s, listed by the published set and rewritten: put %v, deferred %v; want Put", name, store.puts, store.deferred)
+		}
+	}
+	if !slices.Equal(store.deferred, []string{shard(4, "d")}) {
+		t.Errorf("deferred puts %q; want only the new shard %s", store.deferred, shard(4, "d"))
+	}
+	if slices.Contains(store.puts, shard(3, "c")) {
+		t.Errorf("the intact shard %s was written again", shard(3, "c"))
+	}
+	for i, data := range []string{"a", "b"} {
+		if got, err := os.ReadFile(filepath.Join(dir, shard(i+1, data))); err != nil || string(got) != data {
+			t.Errorf("%s: %q, %v; want %q", shard(i+1, data), got, err, data)
+		}
+	}
+}

@@ -105,7 +105,8 @@ func (l *Local) Put(ctx context.Context, name string, data []byte) error {
 // renamed one could be. That saves the temporary name and the rename, a
 // third of what a small file costs (BenchmarkLocalPuts): a first night of
 // a thousand groups puts a thousand new sitemaps. A name the folder holds
-// is replaced atomically, through a temporary file: it may be listed.
+// is replaced atomically, through a temporary file. A put that fails
+// leaves a new name empty, for the caller to remove.
 func (l *Local) PutDeferred(ctx context.Context, name string, data []byte) error {
 	if !canSyncFS {
 		return l.Put(ctx, name, data)
@@ -113,8 +114,7 @@ func (l *Local) PutDeferred(ctx context.Context, name string, data []byte) error
 	f, err := l.createNew(ctx, name, data)
 	if err == nil {
 		if err = f.close(); err != nil {
-			os.Remove(f.path)
-			return fmt.Errorf("put %s: %w", name, err)
+			return fmt.Errorf("put %s: %w", name, err) // left to the caller's cleanup: see write
 		}
 		return nil
 	}
@@ -239,10 +239,20 @@ func (l *Local) write(ctx context.Context, name string, data []byte, temp bool) 
 		return tempFile{}, fmt.Errorf("put %s: %w", name, err)
 	}
 	defer func() {
-		if err != nil {
+		if err == nil {
+			return
+		}
+		if temp {
 			f.close()
 			os.Remove(f.path)
+			return
 		}
+		// Emptied, not removed: the name may be another's by now (a run
+		// that took over the lock of one paused past it, and renamed its
+		// file there), and the caller removes what it wrote once it has
+		// made sure it holds the lock (publish.Tx.Abort).
+		syscall.Ftruncate(f.fd, 0)
+		f.close()
 	}()
 	if err = f.write(data); err != nil {
 		return tempFile{}, fmt.Errorf("put %s: %w", name, err)

@@ -113,6 +113,52 @@ func TestLocalPutDeferred(t *testing.T) {
 	}
 }
 
+// TestLocalPutDeferredFails: a new name whose write fails is left empty,
+// not removed: by then the name may be another run's (one that took over
+// the lock of a run paused past it), and the caller removes what it wrote
+// once it knows it holds the lock. A temporary file is removed.
+func TestLocalPutDeferredFails(t *testing.T) {
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := l.PutDeferred(ctx, "held.xml.gz", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	// Writes past 1 KiB fail (EFBIG; Go ignores SIGXFSZ) for the put, and
+	// only for it: this package's tests do not run in parallel.
+	var limit syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	small := limit
+	small.Cur = 1024
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &small); err != nil {
+		t.Skipf("cannot lower the file size limit: %v", err)
+	}
+	big := bytes.Repeat([]byte("x"), 4096)
+	errNew := l.PutDeferred(ctx, "new.xml.gz", big)
+	errHeld := l.PutDeferred(ctx, "held.xml.gz", big)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	if errNew == nil || errHeld == nil {
+		t.Fatalf("puts past the file size limit: %v, %v; want errors", errNew, errHeld)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "new.xml.gz")); err != nil || fi.Size() != 0 {
+		t.Errorf("the new name after its put failed: %v, %v; want it there, empty", fi, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "held.xml.gz")); err != nil || string(got) != "old" {
+		t.Errorf("the held name after its put failed: %q, %v; want its old bytes", got, err)
+	}
+	names, _ := l.List(ctx)
+	if !slices.Equal(names, []string{"held.xml.gz", "new.xml.gz"}) {
+		t.Errorf("List = %q: a temporary file left behind?", names)
+	}
+}
+
 // TestLocalPutAll: a batch replaces files and adds new ones, readable by
 // all, with no temporary file left; a batch that fails while its files are
 // written places none of them (renames come only after every file is

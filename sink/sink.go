@@ -45,13 +45,14 @@ type Syncer interface {
 
 // Deferrer is a Syncer whose puts can leave their durability to the next
 // Sync: many files then cost one sync, not one each. A crash before that
-// Sync may lose such a file or leave it short, so it is only for names
-// that no durable file names yet (new shards, listed by an index written
-// after the Sync).
+// Sync may lose such a file or leave it short, and a reader may see a new
+// name before its bytes are all there, so it is only for names that no
+// file names yet (new shards, listed by an index written after the Sync).
 type Deferrer interface {
 	Syncer
 	// PutDeferred stores data under name, replacing any earlier file
-	// atomically for readers; durable once Sync returns.
+	// atomically for readers; durable once Sync returns. A put that fails
+	// may leave a name that was not there empty.
 	PutDeferred(ctx context.Context, name string, data []byte) error
 }
 
