@@ -73,6 +73,50 @@ func TestDestinationSets(t *testing.T) {
 	}
 }
 
+// prepareNight opens a destination of sets sm-g0, sm-g1, … in store and
+// prepares n sets there (prepareSets). It returns the destination, the
+// sets' transactions and their shards' names.
+func prepareNight(t *testing.T, store sink.Store, night, n int) (*Destination, []*Tx, []string) {
+	t.Helper()
+	d, err := OpenDestination(context.Background(), store, NewLayout("sm"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stems := make([]string, n)
+	for i := range stems {
+		stems[i] = fmt.Sprintf("sm-g%d", i)
+	}
+	txs, shards := prepareSets(t, d, stems, Options{MaxShrink: 1}, night, 2)
+	return d, txs, shards
+}
+
+// prepareSets begins a set of each stem in d with opt and prepares it with
+// one shard whose bytes name the night (each night replaces every set's
+// shard), indexes of fanout. It returns the transactions and the shards'
+// names.
+func prepareSets(t *testing.T, d *Destination, stems []string, opt Options, night, fanout int) ([]*Tx, []string) {
+	t.Helper()
+	ctx := context.Background()
+	opt.Destination = d
+	var txs []*Tx
+	var shards []string
+	for _, stem := range stems {
+		l := NewLayout(stem)
+		tx, err := Begin(ctx, d.Store(), l, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := putShards(t, tx, l, fmt.Sprintf("night %d set %s", night, stem))
+		shards = append(shards, set.Shards[0].Name)
+		set.Rows, set.Fanout, set.Base = set.URLs, fanout, "https://ex.com/"
+		if _, err := tx.Prepare(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		txs = append(txs, tx)
+	}
+	return txs, shards
+}
+
 // countingRenews is a folder whose locks count their renewals and can be
 // made to fail them.
 type countingRenews struct {
@@ -198,26 +242,9 @@ func TestDestinationBatchLooksOnce(t *testing.T) {
 			// prune of night 2 deletes night 1's shard (KeepGenerations 1).
 			var olds []string
 			for night := 1; night <= 2; night++ {
-				d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var txs []*Tx
-				for i := range 30 {
-					l := NewLayout(fmt.Sprintf("sm-g%d", i))
-					tx, err := Begin(ctx, store, l, Options{Destination: d, MaxShrink: 1})
-					if err != nil {
-						t.Fatal(err)
-					}
-					set := putShards(t, tx, l, fmt.Sprintf("night %d set %d", night, i))
-					if night == 1 {
-						olds = append(olds, set.Shards[0].Name)
-					}
-					set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
-					if _, err := tx.Prepare(ctx, set); err != nil {
-						t.Fatal(err)
-					}
-					txs = append(txs, tx)
+				d, txs, shards := prepareNight(t, store, night, 30)
+				if night == 1 {
+					olds = shards
 				}
 				if err := d.Sync(); err != nil {
 					t.Fatal(err)
@@ -229,7 +256,7 @@ func TestDestinationBatchLooksOnce(t *testing.T) {
 				if night == 2 && lose == "roots" {
 					store.lost.Store(true)
 				}
-				err = d.PutRoots(ctx, txs)
+				err := d.PutRoots(ctx, txs)
 				if night == 2 && lose == "roots" {
 					if err == nil || !strings.Contains(err.Error(), "lock .sm.lock was lost") {
 						t.Fatalf("PutRoots with the lock lost: %v", err)
@@ -463,26 +490,9 @@ func TestDestinationPrunesWhatWasListed(t *testing.T) {
 	var olds []string
 	stray := "sm-g0-000007-0123456789.xml.gz"
 	for night := 1; night <= 2; night++ {
-		d, err := OpenDestination(ctx, store, NewLayout("sm"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var txs []*Tx
-		for i := range sets {
-			l := NewLayout(fmt.Sprintf("sm-g%d", i))
-			tx, err := Begin(ctx, store, l, Options{Destination: d, MaxShrink: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			set := putShards(t, tx, l, fmt.Sprintf("night %d set %d", night, i))
-			if night == 1 {
-				olds = append(olds, set.Shards[0].Name)
-			}
-			set.Rows, set.Fanout, set.Base = set.URLs, 2, "https://ex.com/"
-			if _, err := tx.Prepare(ctx, set); err != nil {
-				t.Fatal(err)
-			}
-			txs = append(txs, tx)
+		d, txs, shards := prepareNight(t, store, night, sets)
+		if night == 1 {
+			olds = shards
 		}
 		if night == 2 {
 			if err := os.WriteFile(filepath.Join(dir, stray), []byte("not this run's"), 0o644); err != nil {

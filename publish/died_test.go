@@ -139,21 +139,7 @@ func TestDestinationDiedBetweenManifestsAndRoots(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close(ctx) // a dead process's lock is gone too
-		var txs []*Tx
-		for _, stem := range stems {
-			l := NewLayout(stem)
-			tx, err := Begin(ctx, store, l, Options{Destination: d, KeepGenerations: 1, MaxShrink: 1, Now: now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			set := putShards(t, tx, l, fmt.Sprintf("night %d set %s", n, stem))
-			shards = append(shards, set.Shards[0].Name)
-			set.Rows, set.Fanout, set.Base = set.URLs, 10, "https://ex.com/"
-			if _, err := tx.Prepare(ctx, set); err != nil {
-				t.Fatal(err)
-			}
-			txs = append(txs, tx)
-		}
+		txs, shards := prepareSets(t, d, stems, Options{KeepGenerations: 1, MaxShrink: 1, Now: now}, n, 10)
 		if err := d.Sync(); err != nil {
 			t.Fatal(err)
 		}

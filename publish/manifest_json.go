@@ -125,6 +125,13 @@ func (w *jsonWriter) str(k, v string) {
 	w.quote(v)
 }
 
+// strOmit is str, for a member tagged omitempty: nothing when v is "".
+func (w *jsonWriter) strOmit(k, v string) {
+	if v != "" {
+		w.str(k, v)
+	}
+}
+
 func (w *jsonWriter) time(k string, t time.Time) {
 	w.key(k)
 	w.b = append(w.b, '"')
@@ -149,27 +156,15 @@ func (w *jsonWriter) files(files []File) {
 		w.open('{')
 		w.str("name", f.Name)
 		w.int("size", f.Size)
-		if f.SHA256 != "" {
-			w.str("sha256", f.SHA256)
-		}
-		if f.Modified != "" {
-			w.str("modified", f.Modified)
-		}
-		if f.XMLSHA256 != "" {
-			w.str("xml_sha256", f.XMLSHA256)
-		}
+		w.strOmit("sha256", f.SHA256)
+		w.strOmit("modified", f.Modified)
+		w.strOmit("xml_sha256", f.XMLSHA256)
 		if f.XMLSize != 0 {
 			w.int("xml_size", f.XMLSize)
 		}
-		if f.Codec != "" {
-			w.str("codec", f.Codec)
-		}
-		if f.Trailer != "" {
-			w.str("gzip_trailer", f.Trailer)
-		}
-		if f.ETag != "" {
-			w.str("etag", f.ETag)
-		}
+		w.strOmit("codec", f.Codec)
+		w.strOmit("gzip_trailer", f.Trailer)
+		w.strOmit("etag", f.ETag)
 		if f.Verified {
 			w.key("verified")
 			w.b = append(w.b, "true"...)
