@@ -29,14 +29,12 @@ type Destination struct {
 	ttl   time.Duration // of the locks taken (Discard)
 	log   *slog.Logger
 
-	before  []string
-	info    map[string]sink.Info
-	present map[string]bool // before as a set, when info is nil (Tx.had)
+	listing          // when it was opened, shared by its sets' Txs
+	sorted  []string // listing.before, sorted: shared by the prunes
 
 	mu     sync.Mutex
 	after  []string // the listing after a failed switch, shared by the aborts
 	listed bool
-	sorted []string            // before, sorted: shared by the prunes
 	owned  []func(string) bool // the Owned of every set begun
 
 	synced  sync.Once
@@ -112,12 +110,11 @@ func OpenDestination(ctx context.Context, store sink.Store, l Layout, opt Option
 			return nil, err
 		}
 	}
-	t := &Tx{store: store}
-	if err := t.list(ctx); err != nil {
+	if d.listing, err = list(ctx, store); err != nil {
 		d.Close(ctx)
 		return nil, err
 	}
-	d.before, d.info, d.present = t.before, t.info, t.present
+	d.sorted = slices.Sorted(slices.Values(d.before))
 	if lk, ok := store.(sink.Locker); ok && opt.Groups {
 		if err := d.setsHeld(ctx, lk); err != nil {
 			d.Close(ctx)
@@ -134,7 +131,7 @@ func (d *Destination) Store() sink.Store { return d.store }
 // when it was opened that are Published and those Unrooted (StateOf).
 func (d *Destination) Sets(ctx context.Context, prefix string) (published, unrooted []string, err error) {
 	for _, stem := range d.stems(prefix) {
-		st, err := StateOf(ctx, d.store, NewLayout(stem), d.held, true)
+		st, err := StateOf(ctx, d.store, NewLayout(stem), d.had, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -160,15 +157,6 @@ func (d *Destination) stems(prefix string) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// held reports whether the store held name when it was opened.
-func (d *Destination) held(name string) bool {
-	if d.info != nil {
-		_, ok := d.info[name]
-		return ok
-	}
-	return d.present[name]
-}
-
 // Discard deletes the files of the set l names that the store held when
 // it was opened, its manifest included, but not its lock: the leftovers
 // of a first publish that died before its switch (Sets). A set whose
@@ -182,7 +170,7 @@ func (d *Destination) held(name string) bool {
 // rather than switch to a root whose sitemaps are gone. Its root is
 // looked for again once the lock is held.
 func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
-	if d.held(l.Root()) {
+	if d.had(l.Root()) {
 		return nil, fmt.Errorf("%s: the set %s is published (%s): not discarded", d.store, l.Stem(), l.Root())
 	}
 	if err := d.confirmHeld(ctx); err != nil {
@@ -224,13 +212,7 @@ func (d *Destination) Discard(ctx context.Context, l Layout) ([]string, error) {
 // another process put there meanwhile is never deleted. One sorted copy
 // serves every set, each looking only at its own range of it.
 func (d *Destination) listedBefore(stem string) []string {
-	d.mu.Lock()
-	if d.sorted == nil {
-		d.sorted = slices.Sorted(slices.Values(d.before))
-	}
-	sorted := d.sorted
-	d.mu.Unlock()
-	return slices.Concat(withPrefix(sorted, stem), withPrefix(sorted, "."+stem))
+	return slices.Concat(withPrefix(d.sorted, stem), withPrefix(d.sorted, "."+stem))
 }
 
 // listAfter lists the store once for every abort after a failed switch,

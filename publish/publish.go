@@ -144,19 +144,17 @@ type Tx struct {
 	live   int // which of prev's generations the store's root is (liveGeneration)
 
 	start    time.Time
-	lock     sink.Lock            // nil: the store cannot lock
-	before   []string             // the store's files at Begin
-	info     map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
-	present  map[string]bool      // before as a set, when info is nil
-	prev     *Manifest            // the published manifest, nil if none
-	wasLive  bool                 // prev was live: its root was there at Begin, or prev.Live (not a first publish that died)
-	prevRaw  []byte               // its bytes, restored if the publish fails after replacing it
-	known    map[string]File      // files of kept generations present in the store
-	listed   map[string]bool      // the names of the kept generations' files, present or not
-	dated    map[string]File      // files of kept generations that carry a Modified, by name
-	shardOf  map[string]string    // "sha256 size" -> the kept shard holding those bytes (see ShardName)
-	reuse    map[string]File      // content key -> the kept shard holding that content (see Reuse)
-	datedXML map[string]string    // "xml_sha256 xml_size" -> when that XML was first published
+	lock     sink.Lock         // nil: the store cannot lock
+	listing                    // the store's files at Begin
+	prev     *Manifest         // the published manifest, nil if none
+	wasLive  bool              // prev was live: its root was there at Begin, or prev.Live (not a first publish that died)
+	prevRaw  []byte            // its bytes, restored if the publish fails after replacing it
+	known    map[string]File   // files of kept generations present in the store
+	listed   map[string]bool   // the names of the kept generations' files, present or not
+	dated    map[string]File   // files of kept generations that carry a Modified, by name
+	shardOf  map[string]string // "sha256 size" -> the kept shard holding those bytes (see ShardName)
+	reuse    map[string]File   // content key -> the kept shard holding that content (see Reuse)
+	datedXML map[string]string // "xml_sha256 xml_size" -> when that XML was first published
 
 	mu       sync.Mutex
 	uploaded Transfer
@@ -192,7 +190,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		t.log = slog.New(slog.DiscardHandler)
 	}
 	if d := opt.Destination; d != nil {
-		t.dest, t.lock, t.before, t.info, t.present = d, d.lock, d.before, d.info, d.present
+		t.dest, t.lock, t.listing = d, d.lock, d.listing
 		d.begun(l)
 	} else if lk, ok := store.(sink.Locker); ok {
 		ttl := opt.LockTTL
@@ -212,7 +210,7 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 		}
 	}
 	if t.dest == nil {
-		if err := t.list(ctx); err != nil {
+		if t.listing, err = list(ctx, store); err != nil {
 			return nil, err
 		}
 	}
@@ -251,44 +249,53 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 	return t, nil
 }
 
-// had reports whether the store held name at Begin, from a map of the
-// listing made once: a Destination's listing holds every set's files, and
-// a thousand sets each searching it, or each making a map of it, took
-// longer than the rest of an unchanged night (docs/performance.md, round 17).
-func (t *Tx) had(name string) bool {
-	if t.info != nil {
-		_, ok := t.info[name]
-		return ok
-	}
-	return t.present[name]
+// listing is what a store held when a publish began (a Tx, or a
+// Destination and the Txs of its sets, which share its one listing).
+type listing struct {
+	before  []string             // the names
+	info    map[string]sink.Info // their sizes and ETags; nil: the store tells none (nothing is trusted)
+	present map[string]bool      // before as a set, when info is nil
 }
 
-// list reads what the store holds: names, and sizes and ETags where the
-// store tells them (sink.Stater).
-func (t *Tx) list(ctx context.Context) error {
-	st, ok := t.store.(sink.Stater)
+// had reports whether the store held name, from a map of the listing made
+// once: a Destination's listing holds every set's files, and a thousand
+// sets each searching it, or each making a map of it, took longer than the
+// rest of an unchanged night (docs/performance.md, round 17).
+func (l *listing) had(name string) bool {
+	if l.info != nil {
+		_, ok := l.info[name]
+		return ok
+	}
+	return l.present[name]
+}
+
+// list reads what store holds: names, and sizes and ETags where the store
+// tells them (sink.Stater).
+func list(ctx context.Context, store sink.Store) (listing, error) {
+	var l listing
+	st, ok := store.(sink.Stater)
 	if !ok {
-		before, err := t.store.List(ctx)
+		before, err := store.List(ctx)
 		if err != nil {
-			return fmt.Errorf("list %s: %w", t.store, err)
+			return l, fmt.Errorf("list %s: %w", store, err)
 		}
-		t.before = before
-		t.present = make(map[string]bool, len(before))
+		l.before = before
+		l.present = make(map[string]bool, len(before))
 		for _, n := range before {
-			t.present[n] = true
+			l.present[n] = true
 		}
-		return nil
+		return l, nil
 	}
 	infos, err := st.ListInfo(ctx)
 	if err != nil {
-		return fmt.Errorf("list %s: %w", t.store, err)
+		return l, fmt.Errorf("list %s: %w", store, err)
 	}
-	t.info = make(map[string]sink.Info, len(infos))
+	l.info = make(map[string]sink.Info, len(infos))
 	for _, in := range infos {
-		t.before = append(t.before, in.Name)
-		t.info[in.Name] = in
+		l.before = append(l.before, in.Name)
+		l.info[in.Name] = in
 	}
-	return nil
+	return l, nil
 }
 
 // intact reports why the stored file f.Name is not the one f describes,

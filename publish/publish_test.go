@@ -281,7 +281,7 @@ func TestListedAs(t *testing.T) {
 		{"multipart tag", map[string]sink.Info{"f": {Size: int64(len(data)), ETag: `"c7f1b5a0f1f0b3a0b8c4b8a1b2c3d4e5-2"`}}, false, false},
 		{"no tag (a folder)", map[string]sink.Info{"f": {Size: int64(len(data))}}, false, false},
 	} {
-		tx := &Tx{info: tc.info}
+		tx := &Tx{listing: listing{info: tc.info}}
 		if same, known := tx.listedAs("f", data); same != tc.same || known != tc.known {
 			t.Errorf("%s: same %v known %v; want %v %v", tc.name, same, known, tc.same, tc.known)
 		}
