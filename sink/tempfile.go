@@ -25,18 +25,13 @@ type tempFile struct {
 // reads them back), open for writing, with mode (less the umask).
 func createTemp(at int, dir, prefix, suffix string, mode uint32) (tempFile, error) {
 	for try := 0; ; try++ {
-		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + suffix
-		path := dir + string(os.PathSeparator) + name
-		var fd int
-		err := ignoringEINTR(func() (err error) {
-			fd, err = unix.Openat(at, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, mode)
-			return err
-		})
+		f, err := createExcl(at, dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix, mode)
 		if err == nil {
-			return tempFile{fd: fd, name: name, path: path}, nil
+			return f, nil
 		}
 		if !errors.Is(err, syscall.EEXIST) || try == 10000 {
-			return tempFile{}, &os.PathError{Op: "createtemp", Path: path, Err: err}
+			err.(*os.PathError).Op = "createtemp"
+			return tempFile{}, err
 		}
 	}
 }
