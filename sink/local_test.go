@@ -73,11 +73,7 @@ func TestLocalPut(t *testing.T) {
 // file. A name held by a folder is refused, and no temporary file is left
 // either way.
 func TestLocalPutDeferred(t *testing.T) {
-	dir := t.TempDir()
-	l, err := NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l := tempLocal(t)
 	ctx := context.Background()
 	old := bytes.Repeat([]byte("old "), 4096)
 	if err := l.PutDeferred(ctx, "s-000001.xml.gz", old); err != nil {
@@ -118,11 +114,7 @@ func TestLocalPutDeferred(t *testing.T) {
 // the lock of a run paused past it), and the caller removes what it wrote
 // once it knows it holds the lock. A temporary file is removed.
 func TestLocalPutDeferredFails(t *testing.T) {
-	dir := t.TempDir()
-	l, err := NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l := tempLocal(t)
 	ctx := context.Background()
 	if err := l.PutDeferred(ctx, "held.xml.gz", []byte("old")); err != nil {
 		t.Fatal(err)
@@ -164,11 +156,7 @@ func TestLocalPutDeferredFails(t *testing.T) {
 // written places none of them (renames come only after every file is
 // written and synced), and one canceled places none.
 func TestLocalPutAll(t *testing.T) {
-	dir := t.TempDir()
-	l, err := NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l := tempLocal(t)
 	ctx := context.Background()
 	if err := l.Put(ctx, "a.xml", []byte("old a")); err != nil {
 		t.Fatal(err)
@@ -277,11 +265,7 @@ func BenchmarkLocalPuts(b *testing.B) {
 // temporary file goes before it is linked into place makes another and
 // takes the lock (or is told who holds it), not a bare "no such file".
 func TestLocalLockTempPruned(t *testing.T) {
-	dir := t.TempDir()
-	l, err := NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l := tempLocal(t)
 	pruned := 0
 	testHookBeforeLink = func(tmp string) {
 		if pruned < 2 {
@@ -344,11 +328,7 @@ func TestLocalModeUnderUmask(t *testing.T) {
 // named pipe under a file's name is an error at once (a pipe would block
 // a plain open until a writer came).
 func TestLocalGetTail(t *testing.T) {
-	dir := t.TempDir()
-	l, err := NewLocal(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, l := tempLocal(t)
 	ctx := context.Background()
 	for _, size := range []int{0, 1, 7, 8, 4095, 4096, 4097, 1 << 20} {
 		data := make([]byte, size)
@@ -408,4 +388,15 @@ func TestLocalGetTail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tempLocal returns a Local on a new temporary folder, and the folder.
+func tempLocal(t testing.TB) (string, *Local) {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, l
 }
