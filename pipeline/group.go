@@ -243,11 +243,13 @@ func (g *grouper) group(b *Batch, i int) (*set, encode.Reason, error) {
 	} else {
 		value = b.Field(input.Group, i)
 	}
-	slot := &g.recent[recentSlot(value)]
-	if s := slot.set; s != nil && int(slot.n) == len(value) && string(slot.key[:slot.n]) == string(value) {
+	lo, hi := recentKey(value)
+	slot := &g.recent[recentSlot(lo, hi, len(value))]
+	if s := slot.set; s != nil && slot.lo == lo && slot.hi == hi && int(slot.n) == len(value) &&
+		(len(value) <= 16 || string(slot.mid[:len(value)-16]) == string(value[8:len(value)-8])) {
 		return s, encode.OK, nil
 	}
-	return g.lookup(value, slot)
+	return g.lookup(value, slot, lo, hi)
 }
 
 // encoder returns the encoder of the scope of set s.
@@ -275,34 +277,43 @@ const (
 )
 
 // recentGroup is a slot of grouper.recent: a group value of up to 31
-// bytes, kept inline, and its set.
+// bytes, kept inline, and its set. The value is its length, its first and
+// last 8 bytes (recentKey) and the bytes between them: most values are
+// 16 bytes or shorter, and compare in two words.
 type recentGroup struct {
-	n   uint8
-	key [31]byte
-	set *set
+	lo, hi uint64
+	set    *set
+	n      uint8
+	mid    [15]byte // value[8:n-8]
 }
 
-// recentSlot returns the slot of grouper.recent that value goes to: a hash
-// of its length and its first and last bytes.
-func recentSlot(value []byte) int {
+// recentKey returns value's first and last 8 bytes as words (little
+// endian), or a packing of its bytes when it is shorter: with its length,
+// they are the whole value when it is 16 bytes or shorter.
+func recentKey(value []byte) (lo, hi uint64) {
 	n := len(value)
-	var h uint64
 	switch {
 	case n >= 8:
-		h = binary.LittleEndian.Uint64(value) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(value[n-8:]), 29)
+		lo, hi = binary.LittleEndian.Uint64(value), binary.LittleEndian.Uint64(value[n-8:])
 	case n >= 4:
-		h = uint64(binary.LittleEndian.Uint32(value)) | uint64(binary.LittleEndian.Uint32(value[n-4:]))<<32
+		lo = uint64(binary.LittleEndian.Uint32(value)) | uint64(binary.LittleEndian.Uint32(value[n-4:]))<<32
 	case n > 0:
-		h = uint64(value[0]) | uint64(value[n/2])<<8 | uint64(value[n-1])<<16
+		lo = uint64(value[0]) | uint64(value[n/2])<<8 | uint64(value[n-1])<<16
 	}
-	h = (h ^ uint64(n)) * 0x9e3779b97f4a7c15
+	return lo, hi
+}
+
+// recentSlot returns the slot of grouper.recent that a value of length n
+// and key lo, hi (recentKey) goes to.
+func recentSlot(lo, hi uint64, n int) int {
+	h := (lo ^ bits.RotateLeft64(hi, 29) ^ uint64(n)) * 0x9e3779b97f4a7c15
 	return int(h >> (64 - recentBits))
 }
 
 // lookup returns the set of value from the worker's map, or from the
 // groups (adding it), and keeps it in slot; or the reason value names no
 // group, or the run's error.
-func (g *grouper) lookup(value []byte, slot *recentGroup) (*set, encode.Reason, error) {
+func (g *grouper) lookup(value []byte, slot *recentGroup, lo, hi uint64) (*set, encode.Reason, error) {
 	s, ok := g.cache[string(value)] // no allocation: the compiler reads the map with the bytes
 	if !ok {
 		var r encode.Reason
@@ -322,9 +333,11 @@ func (g *grouper) lookup(value []byte, slot *recentGroup) (*set, encode.Reason, 
 		}
 		g.cache[string(value)] = s
 	}
-	if len(value) <= len(slot.key) {
-		slot.n, slot.set = uint8(len(value)), s
-		copy(slot.key[:], value)
+	if n := len(value); n <= 16+len(slot.mid) {
+		slot.lo, slot.hi, slot.n, slot.set = lo, hi, uint8(n), s
+		if n > 16 {
+			copy(slot.mid[:], value[8:n-8])
+		}
 	}
 	return s, encode.OK, nil
 }

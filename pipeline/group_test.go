@@ -815,6 +815,13 @@ func TestGrouperRecent(t *testing.T) {
 		values = append(values, strings.Repeat("x", i%40)+strconv.Itoa(i))
 	}
 	values = append(values, "", " ", "a/b", "products", "products ", strings.Repeat("k", 31), strings.Repeat("k", 32))
+	// Values that differ only between their first and last 8 bytes: each
+	// pair shares a slot, and only the bytes in between tell them apart.
+	for k := 1; k <= 15; k++ {
+		for _, c := range []string{"A", "B"} {
+			values = append(values, "section-"+strings.Repeat("m", k-1)+c+"-archive")
+		}
+	}
 	var csv strings.Builder
 	csv.WriteString("loc,section\n")
 	var rowValue []string
