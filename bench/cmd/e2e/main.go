@@ -13,10 +13,11 @@
 //	go run ./bench/cmd/e2e -rows 1000000 -validate
 //
 // With -group the input carries a section column (bench.DefaultSections: 5
-// large sections, 990 small ones) and each run is followed by a grouped run
-// over the same rows (--group-by section: one sitemap set per section); it
-// prints grouped / ungrouped wall time, the medians of each run's ratios,
-// and the grouped run's peak RSS.
+// large sections, 990 small ones) and each run is paired with a grouped run
+// over the same rows (--group-by section: one sitemap set per section),
+// the two timed back to back, each first in turn; it prints grouped /
+// ungrouped wall time, the medians of each pair's ratios, and the grouped
+// run's peak RSS.
 //
 //	go run ./bench/cmd/e2e -rows 1000000 -group
 //
@@ -73,7 +74,7 @@ func main() {
 	valprofile := flag.String("validate-cpuprofile", "", "write a CPU profile of the last validation")
 	groupprofile := flag.String("group-cpuprofile", "", "write a CPU profile of the last grouped run")
 	groupCheck := flag.Bool("group-check", false, "with -group: after the last grouped run, run the pipeline over each section's rows alone (--name sitemap-SECTION) and compare every file with the grouped run's")
-	group := flag.Bool("group", false, "rows with a section column, and after each run a grouped run over them (--group-by section)")
+	group := flag.Bool("group", false, "rows with a section column, and with each run a grouped run over them (--group-by section), timed back to back")
 	outFlag := flag.String("out", "", "folder for the runs' output folders, removed at the end (default: a tmpfs with room, /dev/shm, else -dir)")
 	flag.Parse()
 
@@ -106,16 +107,41 @@ func main() {
 	for i := range *runs {
 		for k, cut := range cuts {
 			last := i == *runs-1 && k == len(cuts)-1
-			r, err := once(in, *dir, scope, cut, *sortFlag, *level, *procs, *limitBytes, last, *cpuprofile, *validate, *valprofile)
-			if err != nil {
-				fail(err)
+			var r result
+			var plain plainRun
+			runPlain := func() (err error) {
+				plain, err = timedPlain(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, last, *cpuprofile)
+				return err
 			}
-			if *group {
+			var grouped groupedRun
+			runGrouped := func() (err error) {
 				prof := ""
 				if last {
 					prof = *groupprofile
 				}
-				if err := groupedOnce(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof, last && *groupCheck); err != nil {
+				grouped, err = timedGrouped(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, prof)
+				return err
+			}
+			// The two runs of a pair back to back, in turn first: what is
+			// compared is measured as close together as the machine allows,
+			// and a drift of the machine within a pair hits both orders.
+			steps := []func() error{runPlain}
+			if *group {
+				steps = append(steps, runGrouped)
+				if i%2 == 1 {
+					steps[0], steps[1] = steps[1], steps[0]
+				}
+			}
+			for _, step := range steps {
+				if err := step(); err != nil {
+					fail(err)
+				}
+			}
+			if err := plain.measure(&r, *level, *procs, *limitBytes, *dir, last, *validate, *valprofile); err != nil {
+				fail(err)
+			}
+			if *group {
+				if err := grouped.check(&r, in, *dir, scope, cut, *sortFlag, *level, *procs, last && *groupCheck); err != nil {
 					fail(err)
 				}
 				fmt.Fprintf(os.Stderr, "run %d, grouped: %.2f s, CPU %.2f s (ungrouped %.2f s), %d groups, peak RSS %d MiB; grouped / ungrouped %.2f\n",
@@ -342,16 +368,21 @@ func newOutput() (string, *sink.Local, error) {
 	return out, snk, err
 }
 
-// once runs the pipeline, then measures the compression limit on its output.
-func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, limitBytes int64, last bool, cpuprofile string,
-	validate bool, valprofile string) (result, error) {
+// plainRun is a timed ungrouped run, to be measured (plainRun.measure).
+type plainRun struct {
+	out string
+	rep *pipeline.Report
+}
+
+// timedPlain runs the pipeline ungrouped and records its times in r.
+func timedPlain(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, last bool, cpuprofile string) (plainRun, error) {
 	out, snk, err := newOutput()
 	if err != nil {
-		return result{}, err
+		return plainRun{}, err
 	}
 	stopProfile, err := settle(last, cpuprofile)
 	if err != nil {
-		return result{}, err
+		return plainRun{}, err
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -363,39 +394,52 @@ func once(in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, l
 	stopProfile()
 	runtime.ReadMemStats(&ms1)
 	if err != nil {
-		return result{}, err
+		return plainRun{}, err
 	}
-	r := result{rows: rep.URLs, xml: rep.BytesUncompressed, gz: rep.BytesCompressed, shards: rep.Shards,
-		seconds: secs, cpuSecs: cpu, rss: peakRSS(), allocsPerRow: float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)}
+	r.rows, r.xml, r.gz, r.shards = rep.URLs, rep.BytesUncompressed, rep.BytesCompressed, rep.Shards
+	r.seconds, r.cpuSecs, r.rss = secs, cpu, peakRSS()
+	r.allocsPerRow = float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)
 	r.stageSecs = rep.StageSeconds
 	r.stages = stageString(rep.StageSeconds)
-
-	limit, measured, err := bench.CompressionLimit(out, rep.Files, level, procs, limitBytes)
-	if err != nil {
-		return result{}, err
-	}
-	r.limitSecs = limit * float64(rep.BytesUncompressed) / float64(measured)
-	if validate {
-		if err := validateOnce(&r, out, dir, last, valprofile); err != nil {
-			return result{}, err
-		}
-		if r.inflateSecs, _, err = bench.InflateLimit(out, rep.Files); err != nil {
-			return result{}, err
-		}
-	}
-	return r, nil
+	return plainRun{out: out, rep: rep}, nil
 }
 
-// groupedOnce runs the pipeline again over the same rows, grouped by their
-// section (as --group-by section), into a folder of its own.
-func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string, compare bool) error {
-	out, snk, err := newOutput()
+// measure measures the compression limit on the run's output and, with
+// validate, validates it and measures the inflate limit.
+func (p plainRun) measure(r *result, level, procs int, limitBytes int64, dir string, last, validate bool, valprofile string) error {
+	limit, measured, err := bench.CompressionLimit(p.out, p.rep.Files, level, procs, limitBytes)
 	if err != nil {
 		return err
+	}
+	r.limitSecs = limit * float64(p.rep.BytesUncompressed) / float64(measured)
+	if validate {
+		if err := validateOnce(r, p.out, dir, last, valprofile); err != nil {
+			return err
+		}
+		if r.inflateSecs, _, err = bench.InflateLimit(p.out, p.rep.Files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupedRun is a timed grouped run, to be checked (groupedRun.check).
+type groupedRun struct {
+	out  string
+	urls int64
+}
+
+// timedGrouped runs the pipeline again over the same rows, grouped by their
+// section (as --group-by section), into a folder of its own, and records
+// its times in r.
+func timedGrouped(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, cpuprofile string) (groupedRun, error) {
+	out, snk, err := newOutput()
+	if err != nil {
+		return groupedRun{}, err
 	}
 	stopProfile, err := settle(cpuprofile != "", cpuprofile)
 	if err != nil {
-		return err
+		return groupedRun{}, err
 	}
 	defer stopProfile()
 	cfg := config(in, dir, scope, snk, cut, sorted, level, procs)
@@ -408,14 +452,20 @@ func groupedOnce(r *result, in, dir string, scope *encode.Scope, cut shard.CutMo
 		return err
 	})
 	if err != nil {
-		return err
-	}
-	if rep.URLs != r.rows {
-		return fmt.Errorf("the grouped run wrote %d URLs, the ungrouped one %d", rep.URLs, r.rows)
+		return groupedRun{}, err
 	}
 	r.groups = len(rep.Groups)
+	return groupedRun{out: out, urls: rep.URLs}, nil
+}
+
+// check checks that the grouped run wrote the ungrouped run's URLs and,
+// with compare, that its files are those of separate runs (compareSeparate).
+func (g groupedRun) check(r *result, in, dir string, scope *encode.Scope, cut shard.CutMode, sorted bool, level, procs int, compare bool) error {
+	if g.urls != r.rows {
+		return fmt.Errorf("the grouped run wrote %d URLs, the ungrouped one %d", g.urls, r.rows)
+	}
 	if compare {
-		return compareSeparate(in, dir, out, config(in, dir, scope, nil, cut, sorted, level, procs))
+		return compareSeparate(in, dir, g.out, config(in, dir, scope, nil, cut, sorted, level, procs))
 	}
 	return nil
 }
