@@ -384,20 +384,19 @@ func timedPlain(r *result, in, dir string, scope *encode.Scope, cut shard.CutMod
 	if err != nil {
 		return plainRun{}, err
 	}
+	defer stopProfile()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0 := cpuSeconds()
-	start := time.Now()
-	rep, err := pipeline.Run(context.Background(), config(in, dir, scope, snk, cut, sorted, level, procs))
-	secs := time.Since(start).Seconds()
-	cpu := cpuSeconds() - cpu0
-	stopProfile()
+	var rep *pipeline.Report
+	r.seconds, r.cpuSecs, r.rss, err = timed(func() (err error) {
+		rep, err = pipeline.Run(context.Background(), config(in, dir, scope, snk, cut, sorted, level, procs))
+		return err
+	})
 	runtime.ReadMemStats(&ms1)
 	if err != nil {
 		return plainRun{}, err
 	}
 	r.rows, r.xml, r.gz, r.shards = rep.URLs, rep.BytesUncompressed, rep.BytesCompressed, rep.Shards
-	r.seconds, r.cpuSecs, r.rss = secs, cpu, peakRSS()
 	r.allocsPerRow = float64(ms1.Mallocs-ms0.Mallocs) / float64(rep.Rows)
 	r.stageSecs = rep.StageSeconds
 	r.stages = stageString(rep.StageSeconds)
