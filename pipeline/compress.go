@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"hash"
 	"math"
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/publish"
 	"github.com/sitemapgen/sitemapgen/shard"
 	"github.com/sitemapgen/sitemapgen/sink"
+	"github.com/zeebo/blake3"
 )
 
 // upload is a compressed shard or news sitemap on its way to the sink.
@@ -30,7 +30,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<
 	if err != nil {
 		return err
 	}
-	h := sha256.New()
+	h := blake3.New()
 	for s := range in {
 		tx, err := s.set.wait(ctx)
 		if err != nil {
@@ -42,7 +42,7 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<
 			name = s.set.layout.News(s.Num)
 		}
 		parts := s.Parts()
-		content := publish.Content{XMLSHA256: sum256(h, parts), XMLSize: s.Len(), Codec: c.ID()}
+		content := publish.Content{XMLBLAKE3: xmlSum(h, parts), XMLSize: s.Len(), Codec: c.ID()}
 		if f, ok := r.reuse(ctx, tx, name, content); ok {
 			r.times.hash.Add(int64(time.Since(t)))
 			r.done(s, f)
@@ -87,8 +87,8 @@ func (r *run) compress(ctx context.Context, in <-chan cutShard, out, small chan<
 	return nil
 }
 
-// sum256 returns the SHA-256 of the pieces of one file, hashed with h.
-func sum256(h hash.Hash, parts [][]byte) (sum [sha256.Size]byte) {
+// xmlSum returns the BLAKE3-256 of the pieces of one file, hashed with h.
+func xmlSum(h *blake3.Hasher, parts [][]byte) (sum [publish.XMLSumSize]byte) {
 	h.Reset()
 	for _, p := range parts {
 		h.Write(p)

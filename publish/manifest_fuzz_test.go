@@ -29,7 +29,7 @@ func FuzzManifestSanitize(f *testing.F) {
 		check := func(files []File) {
 			for _, f := range files {
 				if l.Kind(f.Name) == Foreign || l.Kind(f.Name) == TempFile || f.Size < 0 || f.Size > maxFileSize ||
-					!isHex(f.SHA256, 64, true) || !isHex(f.XMLSHA256, 64, true) || !isHex(f.Trailer, 16, true) ||
+					!isHex(f.SHA256, 64, true) || !isHex(f.XMLBLAKE3, 64, true) || !isHex(f.XMLSHA256, 64, true) || !isHex(f.Trailer, 16, true) ||
 					!isText(f.Codec) || !isText(f.ETag) {
 					t.Fatalf("kept %+v", f)
 				}

@@ -158,6 +158,7 @@ func (w *jsonWriter) files(files []File) {
 		w.int("size", f.Size)
 		w.strOmit("sha256", f.SHA256)
 		w.strOmit("modified", f.Modified)
+		w.strOmit("xml_blake3", f.XMLBLAKE3)
 		w.strOmit("xml_sha256", f.XMLSHA256)
 		if f.XMLSize != 0 {
 			w.int("xml_size", f.XMLSize)

@@ -29,7 +29,7 @@ func sameAsEncodingJSON(t *testing.T, m *Manifest) {
 func TestManifestJSON(t *testing.T) {
 	now := time.Date(2026, 11, 20, 2, 0, 0, 0, time.UTC)
 	gz := File{Name: "s-000001-0123456789.xml.gz", Size: 260, SHA256: "ab", Modified: "2026-11-19T02:00:00Z",
-		XMLSHA256: "cd", XMLSize: 318, Codec: "pgzip v1.3.0 level 6", Trailer: "f1e704173e010000", ETag: `"e"`, Verified: true}
+		XMLBLAKE3: "cd", XMLSHA256: "c0", XMLSize: 318, Codec: "pgzip v1.3.0 level 6", Trailer: "f1e704173e010000", ETag: `"e"`, Verified: true}
 	full := &Manifest{Version: 1, Generation: 7, Time: now, Rows: 3, URLs: 2, Rejected: 1, Shards: 1, News: 2, Indexes: 1,
 		Root: "s.xml", Files: []File{gz, {Name: "s.xml", Size: 9, SHA256: "ef"}, {Name: "empty"}},
 		Submit: []string{"https://example.com/s.xml", "https://example.com/a?b=1&c=2", "https://example.com/<", ">"},
@@ -100,7 +100,7 @@ func FuzzManifestJSON(f *testing.F) {
 	f.Add("a<b>&\"\\\x00\u2028", "é\xff", "", int64(-1), int64(-62_135_596_800), -18000, false, uint8(255))
 	f.Fuzz(func(t *testing.T, name, url, codec string, n, unix int64, offset int, verified bool, shape uint8) {
 		at := time.Unix(unix, n).In(time.FixedZone("", offset%100_000))
-		file := File{Name: name, Size: n, SHA256: url, Modified: codec, XMLSHA256: name, XMLSize: -n, Codec: codec,
+		file := File{Name: name, Size: n, SHA256: url, Modified: codec, XMLBLAKE3: url, XMLSHA256: name, XMLSize: -n, Codec: codec,
 			Trailer: url, ETag: name + url, Verified: verified}
 		m := &Manifest{Version: int(n), Generation: n, Time: at, Rows: n, URLs: -n, Rejected: n, Shards: int(shape),
 			News: int(shape & 1), Indexes: int(n), Root: name}
@@ -128,7 +128,7 @@ func BenchmarkManifestJSON(b *testing.B) {
 	m := &Manifest{Version: 1, Generation: 1, Time: now, Rows: 1, URLs: 1, Shards: 1, Indexes: 1, Root: "sitemap-brand-0000.xml",
 		Files: []File{
 			{Name: "sitemap-brand-0000-000001-e25bbd3986.xml.gz", Size: 260, SHA256: "e25bbd39860c54e1dd4f2af2aa1e038e5201e1dc6bd002939238d9487e61a6ea",
-				Modified: "2026-01-01T00:00:00Z", XMLSHA256: "2468f76bc282c5d941a46c7a1fd1517e811615a3e1bea5a1c8f29cbf992fbbe5", XMLSize: 318,
+				Modified: "2026-01-01T00:00:00Z", XMLBLAKE3: "2468f76bc282c5d941a46c7a1fd1517e811615a3e1bea5a1c8f29cbf992fbbe5", XMLSize: 318,
 				Codec: "pgzip v1.3.0 compress v1.20.3 level 6 block 1048576", Trailer: "f1e704173e010000"},
 			{Name: "sitemap-brand-0000.xml", Size: 268, SHA256: "3f86992a55d1bdf0a07f49a82d136c72ec2ffa9a0f26d8bb680e91c88733b1e0"},
 			{Name: "sitemap-brand-0000-robots.txt", Size: 65, SHA256: "34f9c0ad81bc763039608cefbaaea5464d5e0eaced99d23a952e857d08e54824"},

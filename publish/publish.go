@@ -154,7 +154,7 @@ type Tx struct {
 	dated    map[string]File   // files of kept generations that carry a Modified, by name
 	shardOf  map[string]string // "sha256 size" -> the kept shard holding those bytes (see ShardName)
 	reuse    map[string]File   // content key -> the kept shard holding that content (see Reuse)
-	datedXML map[string]string // "xml_sha256 xml_size" -> when that XML was first published
+	datedXML map[string]string // "xml_blake3 xml_size" -> when that XML was first published
 
 	mu       sync.Mutex
 	uploaded Transfer
@@ -241,8 +241,8 @@ func Begin(ctx context.Context, store sink.Store, l Layout, opt Options) (_ *Tx,
 				continue
 			}
 			t.dated[f.Name] = f
-			if f.XMLSHA256 != "" {
-				t.datedXML[contentKey(f.XMLSHA256, f.XMLSize)] = f.Modified
+			if f.XMLBLAKE3 != "" {
+				t.datedXML[contentKey(f.XMLBLAKE3, f.XMLSize)] = f.Modified
 			}
 		}
 	}
@@ -367,8 +367,8 @@ const maxCompared = 1 << 20
 // published (per the manifest), or now if it is new. A gzip file is known
 // by its XML, so compressing it another way does not re-date it.
 func (t *Tx) modified(f File, now string) string {
-	if f.XMLSHA256 != "" {
-		if d, ok := t.datedXML[contentKey(f.XMLSHA256, f.XMLSize)]; ok {
+	if f.XMLBLAKE3 != "" {
+		if d, ok := t.datedXML[contentKey(f.XMLBLAKE3, f.XMLSize)]; ok {
 			return d
 		}
 	}

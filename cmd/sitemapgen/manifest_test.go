@@ -1,13 +1,20 @@
 package main
 
 import (
+	"compress/gzip"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 )
 
 // Issue 22's done-when 4: a manifest field that does not parse or is out of
@@ -31,6 +38,7 @@ func TestManifestFields(t *testing.T) {
 		{"size negative", setFile(0, "size", -5), night2, false, 0, "files[0].size"},
 		{"size huge", setFile(0, "size", 1e15), night2, false, 0, "files[0].size"},
 		{"sha256 not hex", setFile(0, "sha256", strings.Repeat("z", 64)), night2, false, 0, "files[0].sha256"},
+		{"xml_blake3 short", setFile(0, "xml_blake3", "abc"), night2, false, 0, "files[0].xml_blake3"},
 		{"xml_sha256 short", setFile(0, "xml_sha256", "abc"), night2, false, 0, "files[0].xml_sha256"},
 		{"gzip_trailer not hex", setFile(0, "gzip_trailer", "<lastmod>"), night2, false, 0, "files[0].gzip_trailer"},
 		{"codec with a newline", setFile(0, "codec", "pgzip\n"), night2, false, 0, "files[0].codec"},
@@ -122,4 +130,121 @@ func checkDates(t *testing.T, dir, now string) {
 			}
 		}
 	}
+}
+
+// A manifest of an earlier sitemapgen names a sitemap's XML by its SHA-256
+// (xml_sha256), where this one records its BLAKE3 (xml_blake3). The first
+// night after the upgrade cannot match the two: it compresses every sitemap
+// again, but their bytes are unchanged, so nothing is uploaded and every
+// index <lastmod> is carried. The night after reuses them all.
+func TestManifestOfAnEarlierVersion(t *testing.T) {
+	var rows strings.Builder
+	rows.WriteString("loc,lastmod\n")
+	for i := range 600 {
+		fmt.Fprintf(&rows, "%spage/%d,2026-10-%02d\n", base, i, 1+i%28)
+	}
+	in := inputtest.WriteFile(t, "in.csv", []byte(rows.String()))
+	out := t.TempDir()
+	rep := filepath.Join(t.TempDir(), "report.json")
+	type report struct {
+		Shards   int `json:"shards"`
+		Reused   int `json:"reused"`
+		Uploaded struct {
+			Shards int `json:"shards"`
+		} `json:"uploaded"`
+	}
+	gen := func(now string) report {
+		t.Helper()
+		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100",
+			"--cut", "tight", "--index-fanout", "3", "--now", now, "--report", rep, in)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", now, code, stderr)
+		}
+		raw, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r report
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	lastmods := func() []string {
+		var all []string
+		names, _ := filepath.Glob(filepath.Join(out, "sitemap*.xml"))
+		for _, n := range names {
+			b, _ := os.ReadFile(n)
+			for _, m := range lastmodRE.FindAllSubmatch(b, -1) {
+				all = append(all, filepath.Base(n)+" "+string(m[1]))
+			}
+		}
+		return all
+	}
+
+	if r := gen("2026-11-24T12:00:00Z"); r.Shards < 3 {
+		t.Fatalf("night 1 cut %d sitemaps, want several", r.Shards)
+	}
+	before := lastmods()
+	// What the earlier version wrote: the XML's SHA-256, no BLAKE3.
+	mpath := filepath.Join(out, "sitemap.manifest.json")
+	raw, err := os.ReadFile(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	legacy := 0
+	for _, f := range m["files"].([]any) {
+		f := f.(map[string]any)
+		if _, ok := f["xml_blake3"]; !ok {
+			continue
+		}
+		delete(f, "xml_blake3")
+		f["xml_sha256"] = fmt.Sprintf("%x", sha256.Sum256(gunzipFile(t, filepath.Join(out, f["name"].(string)))))
+		legacy++
+	}
+	if legacy == 0 {
+		t.Fatal("night 1's manifest records no xml_blake3")
+	}
+	raw, _ = json.Marshal(m)
+	if err := os.WriteFile(mpath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := gen("2026-11-25T12:00:00Z")
+	if r.Reused != 0 || r.Uploaded.Shards != 0 {
+		t.Errorf("the night after the upgrade: %d sitemaps reused, %d uploaded; want 0 and 0 (all compressed again, the same bytes)", r.Reused, r.Uploaded.Shards)
+	}
+	if after := lastmods(); !slices.Equal(after, before) {
+		t.Errorf("index lastmods changed across the upgrade:\n%v\n%v", before, after)
+	}
+	raw, _ = os.ReadFile(mpath)
+	if n := strings.Count(string(raw), `"xml_blake3"`); n < legacy {
+		t.Errorf("the new manifest records %d xml_blake3, want %d", n, legacy)
+	}
+	if r := gen("2026-11-26T12:00:00Z"); r.Reused != r.Shards || r.Uploaded.Shards != 0 {
+		t.Errorf("the night after: %d of %d sitemaps reused, %d uploaded; want all, and 0", r.Reused, r.Shards, r.Uploaded.Shards)
+	}
+}
+
+// gunzipFile returns the bytes gzipped in the file at path.
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }
