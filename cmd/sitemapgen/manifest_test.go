@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
+	"github.com/zeebo/blake3"
 )
 
 // Issue 22's done-when 4: a manifest field that does not parse or is out of
@@ -132,7 +133,8 @@ func checkDates(t *testing.T, dir, now string) {
 	}
 }
 
-// A manifest of an earlier sitemapgen names a sitemap's XML by its SHA-256
+// A manifest names a sitemap's XML by its BLAKE3 and size (checked against
+// the inflated file). One of an earlier sitemapgen named it by its SHA-256
 // (xml_sha256), where this one records its BLAKE3 (xml_blake3). The first
 // night after the upgrade cannot match the two: it compresses every sitemap
 // again, but their bytes are unchanged, so nothing is uploaded and every
@@ -199,11 +201,16 @@ func TestManifestOfAnEarlierVersion(t *testing.T) {
 	legacy := 0
 	for _, f := range m["files"].([]any) {
 		f := f.(map[string]any)
-		if _, ok := f["xml_blake3"]; !ok {
+		b3, ok := f["xml_blake3"]
+		if !ok {
 			continue
 		}
+		xml := gunzipFile(t, filepath.Join(out, f["name"].(string)))
+		if want := fmt.Sprintf("%x", blake3.Sum256(xml)); b3 != want || f["xml_size"] != float64(len(xml)) {
+			t.Errorf("%s: xml_blake3 %v, xml_size %v; its XML has %s, %d bytes", f["name"], b3, f["xml_size"], want, len(xml))
+		}
 		delete(f, "xml_blake3")
-		f["xml_sha256"] = fmt.Sprintf("%x", sha256.Sum256(gunzipFile(t, filepath.Join(out, f["name"].(string)))))
+		f["xml_sha256"] = fmt.Sprintf("%x", sha256.Sum256(xml))
 		legacy++
 	}
 	if legacy == 0 {
