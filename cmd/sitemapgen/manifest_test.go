@@ -1,19 +1,19 @@
 package main
 
 import (
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sitemapgen/sitemapgen/internal/xmltest"
+	"github.com/sitemapgen/sitemapgen/pipeline"
 	"github.com/sitemapgen/sitemapgen/pipeline/input/inputtest"
 	"github.com/zeebo/blake3"
 )
@@ -71,19 +71,7 @@ func TestManifestFields(t *testing.T) {
 			}
 			mpath := filepath.Join(out, "sitemap.manifest.json")
 			if tc.edit != nil {
-				raw, err := os.ReadFile(mpath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var m map[string]any
-				if err := json.Unmarshal(raw, &m); err != nil {
-					t.Fatal(err)
-				}
-				tc.edit(m)
-				raw, _ = json.Marshal(m)
-				if err := os.WriteFile(mpath, raw, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				editManifest(t, mpath, tc.edit)
 			}
 			code, stderr := gen(tc.now, tc.force)
 			if code != tc.code || !strings.Contains(stderr, tc.say) {
@@ -148,87 +136,55 @@ func TestManifestOfAnEarlierVersion(t *testing.T) {
 	in := inputtest.WriteFile(t, "in.csv", []byte(rows.String()))
 	out := t.TempDir()
 	rep := filepath.Join(t.TempDir(), "report.json")
-	type report struct {
-		Shards   int `json:"shards"`
-		Reused   int `json:"reused"`
-		Uploaded struct {
-			Shards int `json:"shards"`
-		} `json:"uploaded"`
-	}
-	gen := func(now string) report {
+	gen := func(now string) pipeline.Report {
 		t.Helper()
 		code, _, stderr := sitemapgen(t, "", "generate", "--public-url", base, "--out", out, "--max-urls", "100",
 			"--cut", "tight", "--index-fanout", "3", "--now", now, "--report", rep, in)
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s", now, code, stderr)
 		}
-		raw, err := os.ReadFile(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r report
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	lastmods := func() []string {
-		var all []string
-		names, _ := filepath.Glob(filepath.Join(out, "sitemap*.xml"))
-		for _, n := range names {
-			b, _ := os.ReadFile(n)
-			for _, m := range lastmodRE.FindAllSubmatch(b, -1) {
-				all = append(all, filepath.Base(n)+" "+string(m[1]))
-			}
-		}
-		return all
+		return readReport(t, rep)
 	}
 
 	if r := gen("2026-11-24T12:00:00Z"); r.Shards < 3 {
 		t.Fatalf("night 1 cut %d sitemaps, want several", r.Shards)
 	}
-	before := lastmods()
+	before := xmltest.ReadSet(t, out, base, "sitemap.xml", "")
+	xml := map[string][]byte{}
+	for _, sh := range before.Shards {
+		xml[sh.Name] = sh.Raw
+	}
 	// What the earlier version wrote: the XML's SHA-256, no BLAKE3.
 	mpath := filepath.Join(out, "sitemap.manifest.json")
-	raw, err := os.ReadFile(mpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
 	legacy := 0
-	for _, f := range m["files"].([]any) {
-		f := f.(map[string]any)
-		b3, ok := f["xml_blake3"]
-		if !ok {
-			continue
+	editManifest(t, mpath, func(m map[string]any) {
+		for _, f := range m["files"].([]any) {
+			f := f.(map[string]any)
+			b3, ok := f["xml_blake3"]
+			if !ok {
+				continue
+			}
+			raw := xml[f["name"].(string)]
+			if want := fmt.Sprintf("%x", blake3.Sum256(raw)); b3 != want || f["xml_size"] != float64(len(raw)) {
+				t.Errorf("%s: xml_blake3 %v, xml_size %v; its XML has %s, %d bytes", f["name"], b3, f["xml_size"], want, len(raw))
+			}
+			delete(f, "xml_blake3")
+			f["xml_sha256"] = fmt.Sprintf("%x", sha256.Sum256(raw))
+			legacy++
 		}
-		xml := gunzipFile(t, filepath.Join(out, f["name"].(string)))
-		if want := fmt.Sprintf("%x", blake3.Sum256(xml)); b3 != want || f["xml_size"] != float64(len(xml)) {
-			t.Errorf("%s: xml_blake3 %v, xml_size %v; its XML has %s, %d bytes", f["name"], b3, f["xml_size"], want, len(xml))
-		}
-		delete(f, "xml_blake3")
-		f["xml_sha256"] = fmt.Sprintf("%x", sha256.Sum256(xml))
-		legacy++
-	}
-	if legacy == 0 {
-		t.Fatal("night 1's manifest records no xml_blake3")
-	}
-	raw, _ = json.Marshal(m)
-	if err := os.WriteFile(mpath, raw, 0o644); err != nil {
-		t.Fatal(err)
+	})
+	if legacy != len(before.Shards) {
+		t.Fatalf("night 1's manifest records xml_blake3 for %d files, want its %d sitemaps", legacy, len(before.Shards))
 	}
 
 	r := gen("2026-11-25T12:00:00Z")
 	if r.Reused != 0 || r.Uploaded.Shards != 0 {
 		t.Errorf("the night after the upgrade: %d sitemaps reused, %d uploaded; want 0 and 0 (all compressed again, the same bytes)", r.Reused, r.Uploaded.Shards)
 	}
-	if after := lastmods(); !slices.Equal(after, before) {
-		t.Errorf("index lastmods changed across the upgrade:\n%v\n%v", before, after)
+	if after := xmltest.ReadSet(t, out, base, "sitemap.xml", ""); !reflect.DeepEqual(after.Indexes, before.Indexes) {
+		t.Errorf("the indexes changed across the upgrade:\n%v\n%v", before.Indexes, after.Indexes)
 	}
-	raw, _ = os.ReadFile(mpath)
+	raw, _ := os.ReadFile(mpath)
 	if n := strings.Count(string(raw), `"xml_blake3"`); n < legacy {
 		t.Errorf("the new manifest records %d xml_blake3, want %d", n, legacy)
 	}
@@ -237,21 +193,20 @@ func TestManifestOfAnEarlierVersion(t *testing.T) {
 	}
 }
 
-// gunzipFile returns the bytes gzipped in the file at path.
-func gunzipFile(t *testing.T, path string) []byte {
+// editManifest rewrites the manifest at path as edit changes its JSON.
+func editManifest(t *testing.T, path string, edit func(m map[string]any)) {
 	t.Helper()
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
 	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+	edit(m)
+	raw, _ = json.Marshal(m)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	return b
 }
